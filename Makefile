@@ -1,0 +1,35 @@
+# Single entry point. `make demo` and `make test` each set up .venv on a fresh machine first.
+VENV := .venv
+PY := $(VENV)/bin/python
+
+# One pytensor compile cache for every run, so compiled model graphs are reused across
+# test runs, the demo and benchmarks (the cache is keyed on the graph, so sharing is safe).
+export PYTENSOR_FLAGS ?= base_compiledir=$(HOME)/.cache/bayesgen/pytensor
+export MPLBACKEND ?= Agg
+
+.PHONY: setup demo test test-slow test-all lint bench clean
+
+setup:
+	@sh .ci/ensure-venv
+
+demo: setup
+	$(VENV)/bin/bayesgen demo
+
+test: setup
+	$(PY) -m pytest
+
+test-slow: setup
+	$(PY) -m pytest -m slow
+
+test-all: setup
+	$(PY) -m pytest -m ""
+
+lint: setup
+	$(PY) -m ruff check bayesgen tests benchmarks examples
+	$(PY) -m ruff format --check bayesgen tests benchmarks examples
+
+bench: setup
+	$(PY) benchmarks/bench_closed_form.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache build *.egg-info

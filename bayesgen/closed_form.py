@@ -1,0 +1,723 @@
+"""Closed-form estimates for generative classifiers (NumPy, SciPy and xarray only).
+
+Each public fit function reduces X and y to sufficient statistics, then derives the textbook
+estimates from them, and returns everything in one ``xarray.Dataset`` with dimensions ``class``
+and ``feature`` (plus ``category`` for the categorical model and ``feature2`` for a covariance).
+
+Naive Bayes (counts N, class totals N_k, smoothing λ = ``alpha``):
+
+* ``class_prob``   = (N_k + a) / (N + K a),            a = ``class_alpha``
+* Bernoulli        ``feature_prob`` = (N_jk + λ) / (N_k + 2λ)
+* multinomial      ``feature_prob`` = (N_kw + λ) / (N_k + V λ),    N_k = tokens in class k
+* categorical      ``feature_prob`` = (N_k,n,a + λ) / (N_k + K_n λ)
+
+These are the posterior means under Dirichlet(a) / Beta(λ, λ) / Dirichlet(λ) priors; the
+``*_mle`` variables are the same with λ = 0. The mode of those posteriors,
+(n + α - 1) / (N + K(α - 1)), is :func:`dirichlet_mode`.
+
+GDA: the maximum-likelihood φ (π_k), μ_k and pooled Σ, or the posterior means under a
+normal-inverse-Wishart prior (see :class:`NormalInverseWishart`), and the map to the linear
+(logistic / softmax) form of p(y | x).
+
+Importing this module never imports PyMC or PyTensor.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+import xarray as xr
+from scipy.special import gammaln, logsumexp
+
+from bayesgen.data import check_prediction_features, check_training_data
+
+NAIVE_BAYES_MODELS = ("bernoulli_nb", "multinomial_nb", "categorical_nb")
+FEATURE_KIND = {
+    "bernoulli_nb": "binary",
+    "multinomial_nb": "count",
+    "categorical_nb": "categorical",
+    "gda": "real",
+}
+
+
+class BoundaryModeError(ValueError):
+    """The posterior mode is not interior: some n + α ≤ 1 puts it on the simplex boundary."""
+
+
+# --------------------------------------------------------------------------------------------
+# Sufficient statistics (pure NumPy).
+
+
+def class_counts(y: np.ndarray, n_classes: int) -> np.ndarray:
+    """Number of samples per class, N_k."""
+    return np.bincount(y, minlength=n_classes).astype(np.float64)
+
+
+def feature_counts(X, y: np.ndarray, n_classes: int) -> np.ndarray:
+    """Per-class column sums of X: N_kj = Σ_{i: y_i = k} X_ij, shape (n_classes, n_features).
+
+    The counts make up a sufficient statistic for both naive Bayes event models (for binary X
+    they count documents containing feature j). Sparse X is read in one pass over its
+    non-zeros and never densified.
+    """
+    n_features = X.shape[1]
+    if sp.issparse(X):
+        rows = np.repeat(np.arange(X.shape[0]), np.diff(X.indptr))
+        flat = y[rows] * n_features + X.indices
+        counts = np.bincount(flat, weights=X.data, minlength=n_classes * n_features)
+        return counts.reshape(n_classes, n_features)
+    counts = np.zeros((n_classes, n_features))
+    np.add.at(counts, y, X)
+    return counts
+
+
+def category_counts(X, y: np.ndarray, n_classes: int, n_categories: np.ndarray) -> np.ndarray:
+    """Counts N_k,n,c of category c of feature n within class k, zero-padded to the widest feature.
+
+    Returns
+    -------
+    ndarray of shape (n_classes, n_features, max(n_categories))
+    """
+    codes = np.asarray(X.toarray() if sp.issparse(X) else X, dtype=np.int64)
+    n_features = codes.shape[1]
+    width = int(n_categories.max())
+    flat = (y[:, None] * n_features + np.arange(n_features)) * width + codes
+    counts = np.bincount(flat.ravel(), minlength=n_classes * n_features * width)
+    return counts.reshape(n_classes, n_features, width).astype(np.float64)
+
+
+def class_means_and_scatter(
+    X: np.ndarray, y: np.ndarray, n_classes: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Class means x̄_k (n_classes, n_features) and the pooled within-class scatter
+    S = Σ_i (x_i - x̄_{y_i})(x_i - x̄_{y_i})ᵀ (n_features, n_features)."""
+    counts = class_counts(y, n_classes)
+    means = feature_counts(X, y, n_classes) / counts[:, None]
+    centered = X - means[y]
+    return means, centered.T @ centered
+
+
+# --------------------------------------------------------------------------------------------
+# Estimates from counts.
+
+
+def add_lambda(counts, totals, alpha: float, n_outcomes) -> np.ndarray:
+    """Add-λ (Laplace for λ = 1, Lidstone otherwise) estimate (count + λ) / (total + K λ).
+
+    With ``alpha=0`` this is the maximum-likelihood estimate; 0/0 (an empty total) gives NaN.
+    """
+    counts = np.asarray(counts, dtype=np.float64)
+    denominator = np.asarray(totals, dtype=np.float64) + np.asarray(n_outcomes) * alpha
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return (counts + alpha) / denominator
+
+
+def dirichlet_mode(
+    counts, alpha, *, axis: int = -1, allow_boundary: bool = False
+) -> np.ndarray:
+    """Mode (n + α - 1) / (N + K(α - 1)) of a Dirichlet(α + n) posterior along ``axis``.
+
+    This is the MAP estimate under a Dirichlet(α) prior; for K = 2 it is the Beta mode. With
+    α = λ + 1 it equals add-λ, with α = 1 the MLE.
+
+    Parameters
+    ----------
+    counts : array-like
+        Observed counts n (the outcomes lie along ``axis``).
+    alpha : float or array-like
+        Dirichlet concentration, broadcast against ``counts``.
+    axis : int, default -1
+        The simplex axis.
+    allow_boundary : bool, default False
+        The mode is interior only when every n + α > 1. Where some n + α = 1 the density is
+        still maximised, on the boundary, at 0 for those outcomes; pass ``True`` to accept
+        that. Where n + α < 1 the density is unbounded and there is no mode at all.
+
+    Raises
+    ------
+    BoundaryModeError
+        When the mode is not interior (and ``allow_boundary`` does not cover the case).
+    """
+    shifted = np.asarray(counts, dtype=np.float64) + np.asarray(alpha, dtype=np.float64) - 1.0
+    if np.any(shifted < 0):
+        raise BoundaryModeError(
+            f"The Dirichlet/Beta posterior has no mode: {int(np.sum(shifted < 0))} outcomes "
+            "have n + α < 1, where the density grows without bound towards the boundary."
+        )
+    if not allow_boundary and np.any(shifted == 0):
+        raise BoundaryModeError(
+            f"The mode lies on the boundary of the simplex: {int(np.sum(shifted == 0))} "
+            "outcomes have n + α = 1 (a zero count with α = 1), so their mode is 0. Pass "
+            "allow_boundary=True to accept it."
+        )
+    total = shifted.sum(axis=axis, keepdims=True)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return shifted / total
+
+
+# --------------------------------------------------------------------------------------------
+# Fit functions: X, y in, estimates out.
+
+
+def multinomial_nb(X, y, *, alpha: float = 1.0, class_alpha: float = 1.0) -> xr.Dataset:
+    """Closed-form multinomial (bag-of-words) naive Bayes.
+
+    Parameters
+    ----------
+    X : array-like, DataFrame or sparse matrix of shape (n_samples, n_features)
+        Non-negative word counts; fractional weights (TF-IDF) are allowed.
+    y : array-like of shape (n_samples,)
+    alpha : float, default 1.0
+        Smoothing λ ≥ 0 for the word probabilities (the Dirichlet(λ) prior).
+    class_alpha : float, default 1.0
+        Smoothing for the class prior (the Dirichlet prior's concentration); 0 gives N_k / N.
+
+    Returns
+    -------
+    xarray.Dataset
+        ``class_count``, ``feature_count``, ``class_prob``, ``class_prob_mle``,
+        ``feature_prob`` (add-λ), ``feature_prob_mle``; attrs record the model and λ.
+
+    Examples
+    --------
+    The worked example of the lecture notes: four e-mails over the words a, b, c.
+
+    >>> X = [[1, 1, 0], [1, 1, 0], [1, 1, 1], [0, 0, 3]]
+    >>> est = multinomial_nb(X, [1, 0, 0, 1], alpha=0, class_alpha=0)
+    >>> est["feature_prob"].sel({"class": 1}).values.tolist()
+    [0.2, 0.2, 0.6]
+    >>> float(predict_proba(est, [[0, 1, 1]])[0, 1])
+    0.6
+    """
+    return _naive_bayes("multinomial_nb", X, y, alpha=alpha, class_alpha=class_alpha)
+
+
+def bernoulli_nb(
+    X, y, *, alpha: float = 1.0, class_alpha: float = 1.0, binarize: float | None = None
+) -> xr.Dataset:
+    """Closed-form multivariate Bernoulli (set-of-words) naive Bayes.
+
+    ``feature_prob`` is P(x_j = 1 | y = k) = (N_jk + λ) / (N_k + 2λ), the posterior mean under a
+    Beta(λ, λ) prior, with N_jk the number of class-k samples where feature j is 1.
+
+    Parameters
+    ----------
+    X : array-like, DataFrame or sparse matrix of shape (n_samples, n_features)
+        0/1 features, or any numbers together with ``binarize``.
+    y : array-like of shape (n_samples,)
+    alpha, class_alpha : float
+        As for :func:`multinomial_nb`.
+    binarize : float or None, default None
+        Threshold: values above it count as 1. ``None`` requires X to be 0/1 already.
+    """
+    return _naive_bayes(
+        "bernoulli_nb", X, y, alpha=alpha, class_alpha=class_alpha, binarize=binarize
+    )
+
+
+def categorical_nb(
+    X, y, *, alpha: float = 1.0, class_alpha: float = 1.0, n_categories=None
+) -> xr.Dataset:
+    """Closed-form categorical naive Bayes: feature n takes one of K_n categories.
+
+    ``feature_prob`` has dims (class, feature, category): P(x_n = c | y = k) =
+    (N_k,n,c + λ) / (N_k + K_n λ). Features with fewer categories than the widest one are
+    padded with probability 0 (a category that does not exist never occurs); the boolean
+    ``category_mask`` (feature, category) marks the real ones.
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, n_features)
+        Integer category codes 0, 1, ..., K_n - 1 (as produced by ``OrdinalEncoder``).
+    y : array-like of shape (n_samples,)
+    alpha, class_alpha : float
+        As for :func:`multinomial_nb`.
+    n_categories : int or array-like of int, optional
+        K_n per feature; by default ``max(X[:, n]) + 1`` (scikit-learn's rule).
+    """
+    return _naive_bayes(
+        "categorical_nb", X, y, alpha=alpha, class_alpha=class_alpha, n_categories=n_categories
+    )
+
+
+def _naive_bayes(model: str, X, y, *, alpha, class_alpha, binarize=None, n_categories=None):
+    alpha = _check_smoothing(alpha, "alpha")
+    class_alpha = _check_smoothing(class_alpha, "class_alpha")
+    data = check_training_data(X, y, kind=FEATURE_KIND[model], binarize=binarize)
+    n_classes = len(data.classes)
+    class_count = class_counts(data.y, n_classes)
+    coords = {"class": data.classes, "feature": data.feature_names}
+    variables = {
+        "class_count": (("class",), class_count),
+        "class_prob": (("class",), add_lambda(class_count, data.n_samples, class_alpha, n_classes)),
+        "class_prob_mle": (("class",), class_count / data.n_samples),
+    }
+    if model == "categorical_nb":
+        n_categories = _resolve_n_categories(data.X, n_categories)
+        counts = category_counts(data.X, data.y, n_classes, n_categories)
+        mask = np.arange(counts.shape[-1]) < n_categories[:, None]
+        dims = ("class", "feature", "category")
+        totals = class_count[:, None, None]
+        coords["category"] = np.arange(counts.shape[-1])
+        variables["n_categories"] = (("feature",), n_categories)
+        variables["category_mask"] = (("feature", "category"), mask)
+        prob = np.where(mask, add_lambda(counts, totals, alpha, n_categories[:, None]), 0.0)
+        prob_mle = np.where(mask, add_lambda(counts, totals, 0.0, 1), 0.0)
+    else:
+        counts = feature_counts(data.X, data.y, n_classes)
+        dims = ("class", "feature")
+        if model == "bernoulli_nb":
+            totals, n_outcomes = class_count[:, None], 2
+        else:
+            totals, n_outcomes = counts.sum(axis=1, keepdims=True), data.n_features
+        prob = add_lambda(counts, totals, alpha, n_outcomes)
+        prob_mle = add_lambda(counts, totals, 0.0, n_outcomes)
+    variables["feature_count"] = (dims, counts)
+    variables["feature_prob"] = (dims, prob)
+    variables["feature_prob_mle"] = (dims, prob_mle)
+    attrs = {
+        "model": model,
+        "alpha": alpha,
+        "class_alpha": class_alpha,
+        "n_samples": data.n_samples,
+        "feature_names_given": int(data.names_given),
+    }
+    if binarize is not None:
+        attrs["binarize"] = float(binarize)
+    return xr.Dataset(variables, coords=coords, attrs=attrs)
+
+
+def _check_smoothing(value, name: str) -> float:
+    try:
+        value = float(value)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name}: expected a non-negative number; got {value!r}.") from None
+    if not np.isfinite(value) or value < 0:
+        raise ValueError(f"{name}: expected a finite number >= 0; got {value}.")
+    return value
+
+
+def _resolve_n_categories(X, n_categories) -> np.ndarray:
+    seen = np.asarray(X.max(axis=0).toarray() if sp.issparse(X) else X.max(axis=0))
+    seen = seen.ravel().astype(np.int64) + 1
+    if n_categories is None:
+        return seen
+    given = np.broadcast_to(np.asarray(n_categories, dtype=np.int64), seen.shape).copy()
+    too_small = np.flatnonzero(given < seen)
+    if too_small.size:
+        j = too_small[0]
+        raise ValueError(
+            f"n_categories: feature {j} has category code {seen[j] - 1} in X, but n_categories "
+            f"gives only {given[j]} categories."
+        )
+    return given
+
+
+# --------------------------------------------------------------------------------------------
+# Gaussian discriminant analysis.
+
+
+@dataclass(frozen=True)
+class NormalInverseWishart:
+    """Conjugate prior for GDA with a shared covariance.
+
+    Σ ~ InverseWishart(ν₀, Ψ₀) and μ_k | Σ ~ N(m₀, Σ / κ₀) independently for each class.
+    Given class counts N_k, class means x̄_k and the pooled within-class scatter S, the posterior
+    is Σ | data ~ InverseWishart(ν_N, Ψ_N) and μ_k | Σ, data ~ N(m_k, Σ / κ_k) with
+
+    * κ_k = κ₀ + N_k,  m_k = (κ₀ m₀ + N_k x̄_k) / κ_k
+    * ν_N = ν₀ + N,    Ψ_N = Ψ₀ + S + Σ_k (κ₀ N_k / κ_k) (x̄_k - m₀)(x̄_k - m₀)ᵀ
+
+    so E[μ_k | data] = m_k and E[Σ | data] = Ψ_N / (ν_N - D - 1).
+
+    Parameters
+    ----------
+    mean : array-like of shape (n_features,), optional
+        m₀. Default: the grand mean of X (centres the prior on the data's location).
+    kappa : float, default 0.01
+        κ₀, the prior's weight on m₀ in pseudo-observations: 0.01 is weak (prior sd of μ_k
+        is 10 times the within-class sd).
+    dof : float, optional
+        ν₀ > D - 1. Default D + 2, the fewest degrees of freedom for which E[Σ] exists.
+    scale : array-like of shape (n_features, n_features), optional
+        Ψ₀, positive definite. Default (ν₀ - D - 1) diag(s²) with s² the overall variance of each
+        feature, so that the prior mean of Σ is diag(s²).
+    """
+
+    mean: np.ndarray | None = None
+    kappa: float = 0.01
+    dof: float | None = None
+    scale: np.ndarray | None = None
+
+    def resolve(self, X: np.ndarray, feature_names) -> dict:
+        """Fill the data-dependent defaults; returns m₀, κ₀, ν₀, Ψ₀ as arrays."""
+        n_features = X.shape[1]
+        dof = float(n_features + 2 if self.dof is None else self.dof)
+        if dof <= n_features - 1:
+            raise ValueError(f"prior dof: expected ν₀ > n_features - 1 = {n_features - 1}; got {dof}.")
+        if not self.kappa > 0:
+            raise ValueError(f"prior kappa: expected κ₀ > 0; got {self.kappa}.")
+        mean = X.mean(axis=0) if self.mean is None else np.asarray(self.mean, dtype=np.float64)
+        if self.scale is None:
+            variance = X.var(axis=0)
+            constant = np.flatnonzero(variance <= 1e-12 * (X.mean(axis=0) ** 2 + 1e-300))
+            if constant.size:
+                names = [str(feature_names[j]) for j in constant[:10]]
+                raise ValueError(
+                    f"X: features {names} are constant, so the default prior scale has no "
+                    "variance to centre on. Drop those features."
+                )
+            scale = np.diag(variance) * max(dof - n_features - 1, 1.0)
+        else:
+            scale = np.asarray(self.scale, dtype=np.float64)
+        if mean.shape != (n_features,) or scale.shape != (n_features, n_features):
+            raise ValueError(
+                f"prior: expected mean of shape ({n_features},) and scale of shape "
+                f"({n_features}, {n_features}); got {mean.shape} and {scale.shape}."
+            )
+        if not np.allclose(scale, scale.T) or np.linalg.eigvalsh(scale).min() <= 0:
+            raise ValueError("prior scale: expected a symmetric positive-definite matrix Ψ₀.")
+        return {"mean": mean, "kappa": float(self.kappa), "dof": dof, "scale": scale}
+
+
+def niw_posterior(class_count, class_mean, scatter, prior: dict) -> dict:
+    """Hyperparameters (m_k, κ_k, ν_N, Ψ_N) of the normal-inverse-Wishart posterior."""
+    kappa_post = prior["kappa"] + class_count
+    mean_post = (prior["kappa"] * prior["mean"] + class_count[:, None] * class_mean) / kappa_post[
+        :, None
+    ]
+    offset = class_mean - prior["mean"]
+    shrink = prior["kappa"] * class_count / kappa_post
+    scale_post = prior["scale"] + scatter + np.einsum("k,ki,kj->ij", shrink, offset, offset)
+    return {
+        "mean": mean_post,
+        "kappa": kappa_post,
+        "dof": prior["dof"] + class_count.sum(),
+        "scale": scale_post,
+    }
+
+
+def gda(
+    X,
+    y,
+    *,
+    class_alpha: float = 1.0,
+    prior: NormalInverseWishart | None = NormalInverseWishart(),
+) -> xr.Dataset:
+    """Closed-form Gaussian discriminant analysis with one shared covariance Σ.
+
+    Parameters
+    ----------
+    X : array-like or DataFrame of shape (n_samples, n_features)
+        Real-valued features.
+    y : array-like of shape (n_samples,)
+    class_alpha : float, default 1.0
+        Dirichlet concentration of the class prior; 0 gives the MLE φ = N_1 / N.
+    prior : NormalInverseWishart or None
+        With a prior, ``mu`` and ``cov`` are the posterior means E[μ_k], E[Σ] (the prior's
+        resolved hyperparameters are stored as ``prior_mean``, ``prior_scale`` and attrs).
+        With ``None`` they are the maximum-likelihood estimates.
+
+    Returns
+    -------
+    xarray.Dataset
+        ``class_count``, ``class_mean``, ``scatter``; ``class_prob``/``class_prob_mle``,
+        ``mu``/``mu_mle`` (class, feature), ``cov``/``cov_mle`` (feature, feature2), and the
+        linear form of p(y | x) from the point estimates: for two classes ``coef`` θ = Σ⁻¹(μ₁ - μ₀)
+        and ``intercept`` θ₀ = -½(μ₁ᵀΣ⁻¹μ₁ - μ₀ᵀΣ⁻¹μ₀) + log(φ / (1 - φ)); for K classes
+        ``coef`` w_k = Σ⁻¹μ_k and ``intercept`` b_k = -½ μ_kᵀΣ⁻¹μ_k + log π_k.
+    """
+    class_alpha = _check_smoothing(class_alpha, "class_alpha")
+    data = check_training_data(X, y, kind="real")
+    n_classes, n_features = len(data.classes), data.n_features
+    count = class_counts(data.y, n_classes)
+    mean, scatter = class_means_and_scatter(data.X, data.y, n_classes)
+    cov_mle = scatter / data.n_samples
+    variables = {
+        "class_count": (("class",), count),
+        "class_mean": (("class", "feature"), mean),
+        "scatter": (("feature", "feature2"), scatter),
+        "class_prob": (("class",), add_lambda(count, data.n_samples, class_alpha, n_classes)),
+        "class_prob_mle": (("class",), count / data.n_samples),
+        "mu_mle": (("class", "feature"), mean),
+        "cov_mle": (("feature", "feature2"), cov_mle),
+    }
+    attrs = {
+        "model": "gda",
+        "class_alpha": class_alpha,
+        "n_samples": data.n_samples,
+        "feature_names_given": int(data.names_given),
+        "prior": "none" if prior is None else "normal_inverse_wishart",
+    }
+    if prior is None:
+        check_pooled_covariance(scatter, count, data.feature_names)
+        mu, cov = mean, cov_mle
+    else:
+        resolved = prior.resolve(data.X, data.feature_names)
+        posterior = niw_posterior(count, mean, scatter, resolved)
+        mu = posterior["mean"]
+        cov = posterior["scale"] / (posterior["dof"] - n_features - 1)
+        variables["prior_mean"] = (("feature",), resolved["mean"])
+        variables["prior_scale"] = (("feature", "feature2"), resolved["scale"])
+        attrs.update(prior_kappa=resolved["kappa"], prior_dof=resolved["dof"])
+    variables["mu"] = (("class", "feature"), mu)
+    variables["cov"] = (("feature", "feature2"), cov)
+    coef, intercept = gda_linear_form(variables["class_prob"][1], mu, cov)
+    if n_classes == 2:
+        variables["coef"] = (("feature",), coef[1] - coef[0])
+        variables["intercept"] = ((), intercept[1] - intercept[0])
+    else:
+        variables["coef"] = (("class", "feature"), coef)
+        variables["intercept"] = (("class",), intercept)
+    coords = {"class": data.classes, "feature": data.feature_names, "feature2": data.feature_names}
+    return xr.Dataset(variables, coords=coords, attrs=attrs)
+
+
+def gda_linear_form(class_prob, mu, cov) -> tuple[np.ndarray, np.ndarray]:
+    """Softmax form of GDA: w_k = Σ⁻¹μ_k and b_k = -½ μ_kᵀ Σ⁻¹ μ_k + log π_k.
+
+    Works on a batch of draws: ``class_prob`` (..., K), ``mu`` (..., K, D), ``cov`` (..., D, D).
+    Two classes reduce to the logistic θ = w_1 - w_0, θ₀ = b_1 - b_0.
+    """
+    mu = np.asarray(mu)
+    coef = np.linalg.solve(cov[..., None, :, :], mu[..., None])[..., 0]
+    with np.errstate(divide="ignore"):
+        intercept = -0.5 * np.sum(mu * coef, axis=-1) + np.log(class_prob)
+    return coef, intercept
+
+
+def check_pooled_covariance(scatter: np.ndarray, class_count: np.ndarray, feature_names) -> None:
+    """Raise a ValueError naming the features when the pooled covariance is singular."""
+    n_samples, n_classes = class_count.sum(), len(class_count)
+    n_features = scatter.shape[0]
+    variance = np.diag(scatter)
+    scale = np.abs(variance).max()
+    constant = np.flatnonzero(variance <= 1e-12 * max(scale, np.finfo(float).tiny))
+    if constant.size:
+        names = [str(feature_names[j]) for j in constant[:10]]
+        raise ValueError(
+            f"X: the pooled covariance is singular because features {names} do not vary "
+            "within classes. Drop them, or fit with a prior (prior=NormalInverseWishart())."
+        )
+    if n_samples - n_classes < n_features:
+        raise ValueError(
+            f"X: the pooled covariance is singular: {int(n_samples)} samples in {n_classes} "
+            f"classes leave {int(n_samples - n_classes)} degrees of freedom for {n_features} "
+            "features. Use fewer features, more rows, or a prior (prior=NormalInverseWishart())."
+        )
+    std = np.sqrt(variance)
+    correlation = scatter / np.outer(std, std)
+    eigenvalues, eigenvectors = np.linalg.eigh(correlation)
+    null = eigenvalues < 1e-10 * n_features
+    if np.any(null):
+        loadings = np.abs(eigenvectors[:, null]).max(axis=1)
+        involved = [str(feature_names[j]) for j in np.flatnonzero(loadings > 1e-3)[:10]]
+        raise ValueError(
+            f"X: the pooled covariance is singular because features {involved} are collinear "
+            "(one is a linear combination of the others within classes). Drop one of them, or "
+            "fit with a prior (prior=NormalInverseWishart())."
+        )
+
+
+# --------------------------------------------------------------------------------------------
+# Prediction. Every function takes parameter arrays with optional leading (draw) dimensions.
+
+
+def log_prob_terms(count, total, alpha: float, n_outcomes) -> tuple[np.ndarray, np.ndarray]:
+    """log of (count + λ) / (total + Kλ) as ``order · log λ + finite``.
+
+    For λ > 0 the order is 0. For λ = 0 an event with a zero count has probability 0, and its
+    log is split so that predictions are the limit λ → 0⁺ of add-λ: a class that needs fewer
+    zero-probability events wins outright, and ties are settled by the finite parts. This keeps
+    the MLE's answers where they are defined and gives the "NIPS" document (a word unseen in
+    every class, 0/0 in the lecture notes) a finite answer instead of NaN.
+    """
+    count = np.asarray(count, dtype=np.float64)
+    total = np.broadcast_to(np.asarray(total, dtype=np.float64), count.shape)
+    if alpha > 0:
+        return np.zeros_like(count), np.log(add_lambda(count, total, alpha, n_outcomes))
+    order = ((count == 0) & (total > 0)).astype(np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        finite = np.where(
+            total == 0,
+            -np.log(np.broadcast_to(n_outcomes, count.shape).astype(np.float64)),
+            np.where(count > 0, np.log(count / total), -np.log(total)),
+        )
+    return order, finite
+
+
+def multinomial_log_likelihood(X, log_class_prob, log_feature_prob) -> np.ndarray:
+    """Joint log-likelihood log p(x, y = k) up to a constant, shape (..., n_samples, n_classes).
+
+    The multinomial coefficient of each document is the same for every class and is dropped.
+    """
+    return _linear_in_x(X, log_feature_prob) + log_class_prob[..., None, :]
+
+
+def bernoulli_log_likelihood(X, log_class_prob, log_feature_prob, log1m_feature_prob):
+    """Σ_j [x_j log φ_jk + (1 - x_j) log(1 - φ_jk)] + log π_k; absent features count too."""
+    presence = _linear_in_x(X, log_feature_prob - log1m_feature_prob)
+    return presence + (log1m_feature_prob.sum(axis=-1) + log_class_prob)[..., None, :]
+
+
+def categorical_log_likelihood(codes, log_class_prob, log_feature_prob) -> np.ndarray:
+    """Σ_n log P(x_n | y = k) + log π_k with ``log_feature_prob`` of shape (..., K, F, C)."""
+    codes = np.asarray(codes.toarray() if sp.issparse(codes) else codes, dtype=np.int64)
+    features = np.arange(codes.shape[1])
+    picked = log_feature_prob[..., :, features, codes]  # (..., K, n, F)
+    return np.moveaxis(picked.sum(axis=-1), -1, -2) + log_class_prob[..., None, :]
+
+
+def linear_log_likelihood(X, coef, intercept) -> np.ndarray:
+    """x·w_k + b_k: GDA's log p(x, y = k) up to the class-independent quadratic term."""
+    return _linear_in_x(X, coef) + intercept[..., None, :]
+
+
+def _linear_in_x(X, weights) -> np.ndarray:
+    """X @ weightsᵀ for weights of shape (..., K, F), returning (..., n, K); X may be sparse."""
+    batch, (n_classes, n_features) = weights.shape[:-2], weights.shape[-2:]
+    flat = weights.reshape(-1, n_features)
+    product = np.asarray(X @ flat.T)  # (n, B*K); sparse X touches only its non-zeros
+    product = product.reshape(X.shape[0], -1, n_classes)
+    return np.moveaxis(product, 0, -2).reshape(*batch, X.shape[0], n_classes)
+
+
+def normalize_log_proba(joint: np.ndarray, order: np.ndarray | None = None) -> np.ndarray:
+    """Softmax over the last axis, in log space; with ``order``, lexicographic (see
+    :func:`log_prob_terms`): only classes of the smallest order keep probability."""
+    if order is not None:
+        lowest = order.min(axis=-1, keepdims=True)
+        joint = np.where(np.isclose(order, lowest, rtol=0, atol=1e-9), joint, -np.inf)
+    return np.exp(joint - logsumexp(joint, axis=-1, keepdims=True))
+
+
+def joint_log_likelihood(estimates: xr.Dataset, X) -> tuple[np.ndarray, np.ndarray | None]:
+    """Plug-in log p(x, y = k) for every row of X and class, from a fit function's Dataset.
+
+    Returns
+    -------
+    joint : ndarray of shape (n_samples, n_classes)
+    order : ndarray of shape (n_samples, n_classes) or None
+        Powers of λ → 0 (see :func:`log_prob_terms`); None unless λ = 0 leaves zero
+        probabilities.
+    """
+    model = estimates.attrs["model"]
+    X = _prediction_features(estimates, X)
+    class_order, log_class = log_prob_terms(
+        estimates["class_count"].values,
+        estimates.attrs["n_samples"],
+        estimates.attrs["class_alpha"],
+        estimates.sizes["class"],
+    )
+    if model == "gda":
+        coef, intercept = gda_linear_form(
+            estimates["class_prob"].values, estimates["mu"].values, estimates["cov"].values
+        )
+        return linear_log_likelihood(X, coef, intercept), None
+    alpha, counts = estimates.attrs["alpha"], estimates["feature_count"].values
+    class_count = estimates["class_count"].values
+    if model == "multinomial_nb":
+        total = counts.sum(axis=1, keepdims=True)
+        order, log_p = log_prob_terms(counts, total, alpha, counts.shape[1])
+        joint = multinomial_log_likelihood(X, log_class, log_p)
+        order_x = _linear_in_x(X, order) + class_order[None, :]
+    elif model == "bernoulli_nb":
+        total = class_count[:, None]
+        order1, log_p = log_prob_terms(counts, total, alpha, 2)
+        order0, log_q = log_prob_terms(total - counts, total, alpha, 2)
+        joint = bernoulli_log_likelihood(X, log_class, log_p, log_q)
+        order_x = _linear_in_x(X, order1 - order0) + order0.sum(axis=-1) + class_order
+    else:
+        mask = estimates["category_mask"].values
+        n_cat = estimates["n_categories"].values[:, None]
+        order, log_p = log_prob_terms(counts, class_count[:, None, None], alpha, n_cat)
+        log_p = np.where(mask, log_p, -np.inf)
+        joint = categorical_log_likelihood(X, log_class, log_p)
+        order_x = categorical_log_likelihood(X, class_order, np.where(mask, order, 0.0))
+    return joint, (order_x if np.any(order_x) else None)
+
+
+def predict_proba(estimates: xr.Dataset, X) -> np.ndarray:
+    """Plug-in p(y = k | x) from closed-form estimates (columns follow ``estimates["class"]``).
+
+    Computed in log space with log-sum-exp, so tens of thousands of features do not underflow.
+    With λ = 0 the answer is the limit λ → 0⁺ of add-λ (see :func:`log_prob_terms`).
+    """
+    joint, order = joint_log_likelihood(estimates, X)
+    return normalize_log_proba(joint, order)
+
+
+def predict(estimates: xr.Dataset, X) -> np.ndarray:
+    """Most probable class label for every row of X."""
+    classes = estimates["class"].values
+    return classes[np.argmax(predict_proba(estimates, X), axis=1)]
+
+
+def posterior_predictive_proba(estimates: xr.Dataset, X) -> np.ndarray:
+    """Exact Bayesian posterior predictive p(y = k | x, data) for the naive Bayes models.
+
+    The parameters are integrated out rather than plugged in:
+
+    * multinomial: the Dirichlet-multinomial p(x | k, data) ∝ Γ(A_k) / Γ(A_k + L) ·
+      Π_w Γ(a_kw + x_w) / Γ(a_kw), with a_kw = N_kw + λ, A_k = Σ_w a_kw and L = Σ_w x_w. For a
+      one-word document this equals the add-λ plug-in; for longer documents it is less
+      confident, because repeated words are more likely under uncertainty about θ.
+    * Bernoulli and categorical: each feature is one draw, and E[φ] is the add-λ estimate, so
+      the exact predictive *equals* the add-λ plug-in.
+
+    The class term is E[π_k] = (N_k + a) / (N + K a) in every case. Needs λ > 0.
+    """
+    model = estimates.attrs["model"]
+    if model not in NAIVE_BAYES_MODELS:
+        raise ValueError(f"posterior_predictive_proba: defined for naive Bayes, not {model!r}.")
+    if estimates.attrs["alpha"] <= 0:
+        raise ValueError("posterior_predictive_proba: needs alpha > 0 (a proper Dirichlet prior).")
+    if model != "multinomial_nb":
+        return predict_proba(estimates, X)
+    X = _prediction_features(estimates, X)
+    concentration = estimates["feature_count"].values + estimates.attrs["alpha"]
+    total = concentration.sum(axis=1)
+    doc_length = np.asarray(X.sum(axis=1)).ravel()
+    joint = (
+        gammaln(total)[None, :]
+        - gammaln(total[None, :] + doc_length[:, None])
+        + _dirichlet_multinomial_word_terms(X, concentration)
+        + np.log(estimates["class_prob"].values)[None, :]
+    )
+    return normalize_log_proba(joint)
+
+
+def _dirichlet_multinomial_word_terms(X, concentration: np.ndarray) -> np.ndarray:
+    """Σ_w [log Γ(a_kw + x_w) - log Γ(a_kw)] for every row; only non-zero x_w contribute."""
+    X = sp.csr_array(X)
+    rows = np.repeat(np.arange(X.shape[0]), np.diff(X.indptr))
+    a = concentration[:, X.indices]  # (K, nnz)
+    terms = gammaln(a + X.data) - gammaln(a)
+    out = np.zeros((X.shape[0], concentration.shape[0]))
+    np.add.at(out, rows, terms.T)
+    return out
+
+
+def _prediction_features(estimates: xr.Dataset, X):
+    model = estimates.attrs["model"]
+    X = check_prediction_features(
+        X,
+        kind=FEATURE_KIND[model],
+        feature_names=estimates["feature"].values,
+        names_given=bool(estimates.attrs.get("feature_names_given", 0)),
+        binarize=estimates.attrs.get("binarize"),
+    )
+    if model == "categorical_nb":
+        codes = np.asarray(X.toarray() if sp.issparse(X) else X)
+        n_cat = estimates["n_categories"].values
+        unseen = codes >= n_cat
+        if np.any(unseen):
+            row, col = np.argwhere(unseen)[0]
+            raise ValueError(
+                f"X: category code {int(codes[row, col])} of feature "
+                f"{estimates['feature'].values[col]!r} (row {row}) was not among the "
+                f"{int(n_cat[col])} categories at fit; refit with n_categories large enough."
+            )
+    return X

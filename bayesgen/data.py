@@ -1,0 +1,356 @@
+"""Input validation: user X and y in, checked arrays with class and feature names out.
+
+Every error names the argument, what was expected and what came, so that a user never sees a
+traceback from deep inside NumPy or PyTensor. Sparse matrices stay sparse on the naive Bayes
+paths: the checks below only ever look at the stored non-zeros.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+import pandas as pd
+import scipy.sparse as sp
+
+FeatureKind = Literal["real", "count", "binary", "categorical"]
+
+_KIND_DESCRIPTION = {
+    "real": "real-valued features",
+    "count": "non-negative counts or weights (e.g. a bag-of-words or TF-IDF matrix)",
+    "binary": "binary 0/1 features",
+    "categorical": "non-negative integer category codes",
+}
+
+
+@dataclass(frozen=True)
+class TrainingData:
+    """Validated training data.
+
+    Attributes
+    ----------
+    X : ndarray or scipy.sparse.csr_array of shape (n_samples, n_features)
+        float64 features; sparse input stays sparse except for ``kind="real"``.
+    y : ndarray of shape (n_samples,)
+        Integer class codes, ``classes[y]`` gives the original labels.
+    classes : ndarray of shape (n_classes,)
+        Sorted class labels, as scikit-learn's ``classes_``.
+    feature_names : ndarray of shape (n_features,)
+        Feature names (DataFrame columns, a vocabulary, or ``x0, x1, ...``).
+    names_given : bool
+        Whether the feature names came with the data (DataFrame columns) rather than by default.
+    """
+
+    X: np.ndarray | sp.csr_array
+    y: np.ndarray
+    classes: np.ndarray
+    feature_names: np.ndarray
+    names_given: bool
+
+    @property
+    def n_samples(self) -> int:
+        return self.X.shape[0]
+
+    @property
+    def n_features(self) -> int:
+        return self.X.shape[1]
+
+
+def check_training_data(
+    X, y, *, kind: FeatureKind, binarize: float | None = None
+) -> TrainingData:
+    """Validate X and y for fitting a generative classifier.
+
+    Parameters
+    ----------
+    X : array-like, pandas.DataFrame or scipy.sparse matrix of shape (n_samples, n_features)
+        Features. DataFrame column names become the feature names.
+    y : array-like, pandas.Series or list of shape (n_samples,)
+        Class labels, integers or strings; at least two distinct classes.
+    kind : {"real", "count", "binary", "categorical"}
+        What the model expects of X.
+    binarize : float or None
+        For ``kind="binary"``: threshold above which a value counts as 1. ``None`` means X must
+        already hold only 0 and 1.
+
+    Returns
+    -------
+    TrainingData
+
+    Raises
+    ------
+    ValueError, TypeError
+        With a message naming the argument, what was expected and what came.
+    """
+    X, feature_names, names_given = check_features(X, kind=kind, binarize=binarize)
+    y, classes = check_labels(y)
+    if X.shape[0] != y.shape[0]:
+        raise ValueError(
+            f"X and y must have the same number of samples; got X with {X.shape[0]} rows "
+            f"and y with {y.shape[0]} labels."
+        )
+    return TrainingData(X, y, classes, feature_names, names_given)
+
+
+def check_labels(y) -> tuple[np.ndarray, np.ndarray]:
+    """Validate class labels and encode them as integer codes.
+
+    Returns
+    -------
+    codes : ndarray of int64, shape (n_samples,)
+    classes : ndarray of shape (n_classes,)
+        The sorted distinct labels.
+    """
+    if y is None:
+        raise TypeError("y: expected class labels (array, Series or list); got None.")
+    values = y.to_numpy() if isinstance(y, pd.Series | pd.Index) else np.asarray(y)
+    if values.ndim == 2 and values.shape[1] == 1:
+        values = values.ravel()
+    if values.ndim != 1:
+        raise ValueError(f"y: expected a 1-D array of class labels; got shape {values.shape}.")
+    if values.size == 0:
+        raise ValueError("y: expected at least one label per sample; got an empty y.")
+    if values.dtype.kind == "O":
+        kinds = {type(v) for v in values}
+        if not (kinds <= {str} or all(issubclass(k, int | np.integer) for k in kinds)):
+            names = sorted(k.__name__ for k in kinds)
+            raise TypeError(
+                f"y: expected labels that are all integers or all strings; got a mix of {names}."
+            )
+        values = values.astype(str) if str in kinds else values.astype(np.int64)
+    if values.dtype.kind == "f":
+        if not np.all(np.isfinite(values)) or np.any(values != np.round(values)):
+            raise ValueError(
+                "y: expected class labels (integers or strings); got non-integer floats "
+                "or NaN. For regression targets use a regression model."
+            )
+        values = values.astype(np.int64)
+    if values.dtype.kind not in "biuUS":
+        raise TypeError(f"y: expected integer or string labels; got dtype {values.dtype}.")
+    classes, codes = np.unique(values, return_inverse=True)
+    if classes.size < 2:
+        raise ValueError(
+            f"y: a classifier needs at least two classes; got only one class {classes[0]!r}."
+        )
+    return codes.astype(np.int64), classes
+
+
+def check_features(
+    X, *, kind: FeatureKind, binarize: float | None = None, name: str = "X"
+) -> tuple[np.ndarray | sp.csr_array, np.ndarray, bool]:
+    """Validate a feature matrix on its own (training or prediction).
+
+    Returns
+    -------
+    X : ndarray or scipy.sparse.csr_array, float64
+    feature_names : ndarray of str
+    names_given : bool
+    """
+    if X is None:
+        raise TypeError(f"{name}: expected a 2-D feature matrix; got None.")
+    names = None
+    if isinstance(X, pd.DataFrame):
+        non_numeric = [str(c) for c, t in X.dtypes.items() if not _is_numeric_dtype(t)]
+        if non_numeric:
+            raise TypeError(
+                f"{name}: expected numeric columns; got non-numeric columns {non_numeric[:5]}"
+                + (" ..." if len(non_numeric) > 5 else "")
+                + ". Encode them first (e.g. CountVectorizer for text, OrdinalEncoder for "
+                "categories)."
+            )
+        names = np.asarray([str(c) for c in X.columns])
+        X = X.to_numpy(dtype=np.float64)
+    if sp.issparse(X):
+        X = _check_sparse(X, name=name)
+    else:
+        X = _check_dense(X, name=name)
+    if kind == "real" and sp.issparse(X):
+        X = X.toarray()  # GDA needs the scatter matrix, which is dense anyway.
+    X = _check_values(X, kind=kind, binarize=binarize, name=name)
+    given = names is not None
+    if names is None:
+        names = np.asarray([f"x{j}" for j in range(X.shape[1])])
+    return X, names, given
+
+
+def check_prediction_features(
+    X,
+    *,
+    kind: FeatureKind,
+    feature_names: np.ndarray,
+    names_given: bool,
+    binarize: float | None = None,
+) -> np.ndarray | sp.csr_array:
+    """Validate X at prediction time against what the model was fitted on."""
+    X_checked, names, given = check_features(X, kind=kind, binarize=binarize)
+    n_expected = len(feature_names)
+    if X_checked.shape[1] != n_expected:
+        raise ValueError(
+            f"X has {X_checked.shape[1]} features, but the model was fitted with {n_expected} "
+            "features. Pass the same columns (or the same vectorizer) as at fit."
+        )
+    if given and names_given and not np.array_equal(names, feature_names):
+        unexpected = [n for n in names if n not in set(feature_names)]
+        missing = [n for n in feature_names if n not in set(names)]
+        detail = (
+            f"unexpected {unexpected[:5]}, missing {missing[:5]}"
+            if unexpected or missing
+            else "same names in a different order"
+        )
+        raise ValueError(
+            f"X feature names differ from those seen at fit ({detail}). Reorder or rename the "
+            "columns to match feature_names_in_."
+        )
+    return X_checked
+
+
+def _is_numeric_dtype(dtype) -> bool:
+    return pd.api.types.is_bool_dtype(dtype) or (
+        pd.api.types.is_numeric_dtype(dtype) and not pd.api.types.is_complex_dtype(dtype)
+    )
+
+
+def _check_sparse(X, *, name: str) -> sp.csr_array:
+    if X.ndim != 2:
+        raise ValueError(f"{name}: expected a 2-D sparse matrix; got {X.ndim}-D.")
+    if X.dtype.kind not in "biuf":
+        raise TypeError(f"{name}: expected a numeric sparse matrix; got dtype {X.dtype}.")
+    _check_shape(X.shape, name=name)
+    X = sp.csr_array(X, dtype=np.float64)
+    X.sum_duplicates()
+    return X
+
+
+def _check_dense(X, *, name: str) -> np.ndarray:
+    try:
+        values = np.asarray(X)
+    except (ValueError, TypeError) as error:  # ragged lists
+        raise TypeError(f"{name}: expected a 2-D numeric array; could not read it: {error}") from None
+    if values.dtype.kind in "OUS":
+        try:
+            values = values.astype(np.float64)
+        except (ValueError, TypeError):
+            raise TypeError(
+                f"{name}: expected numeric values; got dtype {values.dtype} with non-numeric "
+                "entries. Vectorize text with bayesgen.data.vectorize_text or CountVectorizer."
+            ) from None
+    if values.dtype.kind not in "biuf":
+        raise TypeError(f"{name}: expected real numeric values; got dtype {values.dtype}.")
+    if values.ndim == 1:
+        raise ValueError(
+            f"{name}: expected a 2-D array (n_samples, n_features); got a 1-D array of shape "
+            f"{values.shape}. Use X.reshape(-1, 1) for one feature or X.reshape(1, -1) for one "
+            "sample."
+        )
+    if values.ndim != 2:
+        raise ValueError(f"{name}: expected a 2-D array; got {values.ndim}-D shape {values.shape}.")
+    _check_shape(values.shape, name=name)
+    return np.ascontiguousarray(values, dtype=np.float64)
+
+
+def _check_shape(shape: tuple[int, ...], *, name: str) -> None:
+    if shape[0] == 0 or shape[1] == 0:
+        raise ValueError(
+            f"{name}: expected at least one sample and one feature; got shape {tuple(shape)}."
+        )
+
+
+def _check_values(X, *, kind: FeatureKind, binarize: float | None, name: str):
+    stored = X.data if sp.issparse(X) else X
+    if not np.all(np.isfinite(stored)):
+        n_bad = int(np.size(stored) - np.count_nonzero(np.isfinite(stored)))
+        raise ValueError(
+            f"{name}: expected finite values; got {n_bad} NaN or infinite entries. "
+            "Impute or drop them first."
+        )
+    if kind == "real":
+        return X
+    if kind == "binary" and binarize is not None:
+        return _binarize(X, binarize, name=name)
+    if stored.size and stored.min() < 0:
+        raise ValueError(
+            f"{name}: the model expects {_KIND_DESCRIPTION[kind]}; got negative values "
+            f"(min {stored.min():g})."
+        )
+    if kind == "binary" and np.any((stored != 0) & (stored != 1)):
+        bad = np.unique(stored[(stored != 0) & (stored != 1)])[:5]
+        raise ValueError(
+            f"{name}: the Bernoulli model expects binary 0/1 features; got other values such "
+            f"as {bad.tolist()}. Pass binarize=<threshold> to map values above it to 1."
+        )
+    if kind == "categorical" and np.any(stored != np.round(stored)):
+        raise ValueError(
+            f"{name}: the categorical model expects non-negative integer category codes; got "
+            "fractional values. Encode categories with sklearn's OrdinalEncoder."
+        )
+    return X
+
+
+def _binarize(X, threshold: float, *, name: str):
+    if sp.issparse(X):
+        if threshold < 0:
+            raise ValueError(
+                f"binarize: a negative threshold ({threshold}) would turn every stored zero of "
+                f"the sparse {name} into 1; use a threshold >= 0 or pass a dense array."
+            )
+        X = X.copy()
+        X.data = (X.data > threshold).astype(np.float64)
+        X.eliminate_zeros()
+        return X
+    return (X > threshold).astype(np.float64)
+
+
+def _identity_analyzer(tokens: Sequence[str]) -> Sequence[str]:
+    return tokens
+
+
+def vectorize_text(
+    documents: Sequence[str] | Sequence[Sequence[str]],
+    *,
+    binary: bool = False,
+    **count_vectorizer_options,
+):
+    """Turn raw texts or token lists into a sparse document-term matrix.
+
+    Uses scikit-learn's ``CountVectorizer``: ``binary=False`` gives the bag-of-words counts of
+    the multinomial event model, ``binary=True`` the set-of-words 0/1 matrix of the
+    multivariate Bernoulli model.
+
+    Parameters
+    ----------
+    documents : sequence of str, or sequence of token sequences
+        Raw texts (tokenized by ``CountVectorizer``) or documents already split into tokens,
+        which are used as they are (no lower-casing).
+    binary : bool, default False
+        Record presence (1) instead of counts.
+    **count_vectorizer_options
+        Passed to ``CountVectorizer`` (``min_df``, ``stop_words``, ``vocabulary``, ...).
+
+    Returns
+    -------
+    X : scipy.sparse.csr_array of shape (n_documents, n_words)
+    vectorizer : sklearn.feature_extraction.text.CountVectorizer
+        The fitted vectorizer; ``vectorizer.get_feature_names_out()`` is the vocabulary, and
+        ``vectorizer.transform`` maps new documents onto it.
+
+    Examples
+    --------
+    >>> X, vec = vectorize_text([["my", "dog"], ["stupid", "dog"]], binary=True)
+    >>> vec.get_feature_names_out().tolist()
+    ['dog', 'my', 'stupid']
+    """
+    from sklearn.feature_extraction.text import CountVectorizer
+
+    documents = list(documents)
+    if not documents:
+        raise ValueError("documents: expected at least one document; got none.")
+    tokenized = not isinstance(documents[0], str)
+    if tokenized and any(isinstance(d, str) for d in documents):
+        raise TypeError("documents: expected all raw strings or all token lists; got a mix.")
+    if tokenized:
+        count_vectorizer_options.setdefault("analyzer", _identity_analyzer)
+    vectorizer = CountVectorizer(binary=binary, **count_vectorizer_options)
+    X = vectorizer.fit_transform(documents)
+    return sp.csr_array(X, dtype=np.float64), vectorizer
