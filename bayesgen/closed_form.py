@@ -64,8 +64,10 @@ def feature_counts(X, y: np.ndarray, n_classes: int) -> np.ndarray:
     """
     n_features = X.shape[1]
     if sp.issparse(X):
-        rows = np.repeat(np.arange(X.shape[0]), np.diff(X.indptr))
-        flat = y[rows] * n_features + X.indices
+        # Flat (class, feature) bin of every stored entry: the row's class offset, repeated
+        # over the row's non-zeros, plus the column.
+        offsets = np.asarray(y, dtype=np.int64) * n_features
+        flat = np.repeat(offsets, np.diff(X.indptr)) + X.indices
         counts = np.bincount(flat, weights=X.data, minlength=n_classes * n_features)
         return counts.reshape(n_classes, n_features)
     counts = np.zeros((n_classes, n_features))
@@ -114,9 +116,7 @@ def add_lambda(counts, totals, alpha: float, n_outcomes) -> np.ndarray:
         return (counts + alpha) / denominator
 
 
-def dirichlet_mode(
-    counts, alpha, *, axis: int = -1, allow_boundary: bool = False
-) -> np.ndarray:
+def dirichlet_mode(counts, alpha, *, axis: int = -1, allow_boundary: bool = False) -> np.ndarray:
     """Mode (n + α - 1) / (N + K(α - 1)) of a Dirichlet(α + n) posterior along ``axis``.
 
     This is the MAP estimate under a Dirichlet(α) prior; for K = 2 it is the Beta mode. With
@@ -188,7 +188,7 @@ def multinomial_nb(X, y, *, alpha: float = 1.0, class_alpha: float = 1.0) -> xr.
     >>> est = multinomial_nb(X, [1, 0, 0, 1], alpha=0, class_alpha=0)
     >>> est["feature_prob"].sel({"class": 1}).values.tolist()
     [0.2, 0.2, 0.6]
-    >>> float(predict_proba(est, [[0, 1, 1]])[0, 1])
+    >>> round(float(predict_proba(est, [[0, 1, 1]])[0, 1]), 12)
     0.6
     """
     return _naive_bayes("multinomial_nb", X, y, alpha=alpha, class_alpha=class_alpha)
@@ -343,7 +343,8 @@ class NormalInverseWishart:
         ν₀ > D - 1. Default D + 2, the fewest degrees of freedom for which E[Σ] exists.
     scale : array-like of shape (n_features, n_features), optional
         Ψ₀, positive definite. Default (ν₀ - D - 1) diag(s²) with s² the overall variance of each
-        feature, so that the prior mean of Σ is diag(s²).
+        feature, so that the prior mean of Σ is diag(s²) (for ν₀ ≤ D + 1, where that mean does
+        not exist, diag(s²)).
     """
 
     mean: np.ndarray | None = None
@@ -356,7 +357,9 @@ class NormalInverseWishart:
         n_features = X.shape[1]
         dof = float(n_features + 2 if self.dof is None else self.dof)
         if dof <= n_features - 1:
-            raise ValueError(f"prior dof: expected ν₀ > n_features - 1 = {n_features - 1}; got {dof}.")
+            raise ValueError(
+                f"prior dof: expected ν₀ > n_features - 1 = {n_features - 1}; got {dof}."
+            )
         if not self.kappa > 0:
             raise ValueError(f"prior kappa: expected κ₀ > 0; got {self.kappa}.")
         mean = X.mean(axis=0) if self.mean is None else np.asarray(self.mean, dtype=np.float64)
@@ -369,7 +372,10 @@ class NormalInverseWishart:
                     f"X: features {names} are constant, so the default prior scale has no "
                     "variance to centre on. Drop those features."
                 )
-            scale = np.diag(variance) * max(dof - n_features - 1, 1.0)
+            # (ν₀ - D - 1) diag(s²) puts the prior mean of Σ on diag(s²); that mean exists only
+            # for ν₀ > D + 1, below which Ψ₀ = diag(s²).
+            excess = dof - n_features - 1
+            scale = np.diag(variance) * (excess if excess > 0 else 1.0)
         else:
             scale = np.asarray(self.scale, dtype=np.float64)
         if mean.shape != (n_features,) or scale.shape != (n_features, n_features):
@@ -452,7 +458,7 @@ def gda(
         "prior": "none" if prior is None else "normal_inverse_wishart",
     }
     if prior is None:
-        check_pooled_covariance(scatter, count, data.feature_names)
+        check_pooled_covariance(scatter, count, data.feature_names, class_mean=mean)
         mu, cov = mean, cov_mle
     else:
         resolved = prior.resolve(data.X, data.feature_names)
@@ -488,13 +494,24 @@ def gda_linear_form(class_prob, mu, cov) -> tuple[np.ndarray, np.ndarray]:
     return coef, intercept
 
 
-def check_pooled_covariance(scatter: np.ndarray, class_count: np.ndarray, feature_names) -> None:
-    """Raise a ValueError naming the features when the pooled covariance is singular."""
+def check_pooled_covariance(
+    scatter: np.ndarray, class_count: np.ndarray, feature_names, class_mean=None
+) -> None:
+    """Raise a ValueError naming the features when the pooled covariance is singular.
+
+    A feature counts as constant within classes when its within-class scatter is below 1e-12
+    of its own sum of squares Σ_i x_ij² = S_jj + Σ_k N_k x̄_kj² (so features in very different
+    units are judged each on its own scale); that needs ``class_mean`` (n_classes,
+    n_features). Without it, the scatter is compared with the largest one.
+    """
     n_samples, n_classes = class_count.sum(), len(class_count)
     n_features = scatter.shape[0]
     variance = np.diag(scatter)
-    scale = np.abs(variance).max()
-    constant = np.flatnonzero(variance <= 1e-12 * max(scale, np.finfo(float).tiny))
+    if class_mean is None:
+        reference = max(np.abs(variance).max(), np.finfo(float).tiny)
+    else:
+        reference = variance + np.asarray(class_count) @ np.square(class_mean)
+    constant = np.flatnonzero(variance <= 1e-12 * reference)
     if constant.size:
         names = [str(feature_names[j]) for j in constant[:10]]
         raise ValueError(
@@ -717,7 +734,7 @@ def _prediction_features(estimates: xr.Dataset, X):
             row, col = np.argwhere(unseen)[0]
             raise ValueError(
                 f"X: category code {int(codes[row, col])} of feature "
-                f"{estimates['feature'].values[col]!r} (row {row}) was not among the "
+                f"{str(estimates['feature'].values[col])!r} (row {row}) was not among the "
                 f"{int(n_cat[col])} categories at fit; refit with n_categories large enough."
             )
     return X
