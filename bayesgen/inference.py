@@ -1,0 +1,282 @@
+"""Inference: NUTS through PyMC, exact conjugate draws, and the MAP point.
+
+Every path returns an ``xarray.DataTree`` with the same layout: ``posterior`` (dims chain,
+draw, class, feature, ...), ``prior``, ``constant_data`` (the sufficient statistics), and for
+NUTS ``sample_stats``. Variable names and dims are those of :mod:`bayesgen.generative`, so the
+comparison, reports and predictions work on either.
+"""
+
+from __future__ import annotations
+
+import datetime
+import logging
+import warnings
+
+import numpy as np
+import xarray as xr
+from scipy import stats as scipy_stats
+
+from bayesgen import __version__
+from bayesgen.closed_form import gda_linear_form, niw_posterior
+
+#: Warnings PyMC emits for choices we make on purpose (few chains on 2 cores, Potentials in
+#: prior sampling); hidden so that users see only what concerns them.
+_EXPECTED_WARNINGS = (
+    "The effect of Potentials on other parameters is ignored",
+    "We recommend running at least 4 chains",
+    "PyTensor could not link to a BLAS",
+    "This process .* is multi-threaded, use of fork",
+)
+
+
+def sample_nuts(
+    model,
+    *,
+    var_names: list[str],
+    draws: int = 1000,
+    tune: int = 1000,
+    chains: int = 2,
+    cores: int | None = None,
+    random_seed: int | None = None,
+    nuts_sampler: str = "pymc",
+    target_accept: float = 0.9,
+    prior_draws: int = 500,
+    progressbar: bool = False,
+    dtype: str = "float64",
+) -> xr.DataTree:
+    """Draw from the posterior of ``model`` with NUTS, and from its prior.
+
+    Parameters
+    ----------
+    model : pymc.Model
+        From :mod:`bayesgen.generative`.
+    var_names : list of str
+        Variables to keep in the trace (the parameterisation's raw variables are dropped).
+    draws, tune, chains : int
+        Per chain.
+    cores : int, optional
+        Parallel chains; default ``min(chains, os.cpu_count())``, 2 on a 2-core machine (PyMC's
+        own default would run them one after the other there).
+    random_seed : int, optional
+    nuts_sampler : {"pymc", "nutpie", "numpyro", "blackjax"}
+        Explicit, because PyMC's default silently changes to nutpie once that is installed.
+    target_accept : float
+    prior_draws : int
+        Draws for the ``prior`` group (prior-vs-posterior plots); 0 skips it.
+    progressbar : bool
+    dtype : {"float64", "float32"}
+        Storage type of the draws; float32 halves memory.
+    """
+    import os
+
+    import pymc as pm
+
+    cores = min(chains, os.cpu_count() or 1) if cores is None else cores
+    with model, _quiet(progressbar):
+        idata = pm.sample(
+            draws=draws,
+            tune=tune,
+            chains=chains,
+            cores=cores,
+            random_seed=random_seed,
+            nuts_sampler=nuts_sampler,
+            target_accept=target_accept,
+            var_names=var_names,
+            quiet=not progressbar,
+            progressbar=progressbar,
+            compute_convergence_checks=False,
+        )
+        if prior_draws:
+            prior = pm.sample_prior_predictive(
+                draws=prior_draws, var_names=var_names, random_seed=random_seed
+            )
+            idata["prior"] = prior["prior"]
+    for group in ("prior_predictive", "observed_data"):
+        if group in idata.children:
+            del idata[group]
+    return _finish(idata, dtype=dtype, library="pymc")
+
+
+def find_map(model, *, var_names: list[str]) -> xr.Dataset:
+    """The MAP point of ``model`` (PyMC's ``find_MAP``, L-BFGS-B) as a Dataset.
+
+    ``find_MAP`` maximises the density in the constrained space (no Jacobian), so the result is
+    the mode of the posterior of the parameters as they are named, e.g. (n + α - 1) /
+    (N + K(α - 1)) for a Dirichlet. Where that mode is on the boundary the optimiser can only
+    approach it; :mod:`bayesgen.compare` flags those cases.
+    """
+    import pymc as pm
+
+    with model, _quiet(False):
+        tree = pm.find_MAP(return_inferencedata=True, jitter=False, progressbar=False)
+    point = tree["posterior"].to_dataset().squeeze(("chain", "draw"), drop=True)
+    return point[var_names]
+
+
+def conjugate_posterior(
+    stats: xr.Dataset,
+    *,
+    draws: int = 1000,
+    chains: int = 2,
+    random_seed: int | None = None,
+    prior_draws: int = 500,
+    dtype: str = "float64",
+) -> xr.DataTree:
+    """Exact independent draws from the conjugate posterior, in the NUTS layout.
+
+    Dirichlet and Beta draws are made as normalised Gamma variates, one draw at a time, written
+    straight into a preallocated array of ``dtype``: 1,000 draws of a 20-class × 50,000-word
+    model take 4 GB in float32 (8 GB in float64) and no temporary of the same size. GDA draws
+    Σ from the inverse-Wishart and μ_k | Σ from the normal of
+    :class:`bayesgen.closed_form.NormalInverseWishart`.
+    """
+    rng = np.random.default_rng(random_seed)
+    model = stats.attrs["model"]
+    posterior = _conjugate_draws(stats, rng, (chains, draws), dtype, posterior=True)
+    tree = {"posterior": posterior, "constant_data": _statistics(stats)}
+    if prior_draws:
+        tree["prior"] = _conjugate_draws(stats, rng, (1, prior_draws), dtype, posterior=False)
+    idata = xr.DataTree.from_dict(tree)
+    idata["posterior"].attrs["model"] = model
+    return _finish(idata, dtype=dtype, library="bayesgen.conjugate")
+
+
+def _conjugate_draws(stats, rng, sample_shape, dtype, *, posterior: bool) -> xr.Dataset:
+    model = stats.attrs["model"]
+    weight = 1.0 if posterior else 0.0  # the prior is the posterior given zero counts
+    class_concentration = stats.attrs["class_alpha"] + weight * stats["class_count"].values
+    variables = {
+        "class_prob": (("class",), _dirichlet(rng, class_concentration, sample_shape, dtype))
+    }
+    if model == "gda":
+        variables.update(_niw_draws(stats, rng, sample_shape, variables, posterior=posterior))
+    else:
+        counts = weight * stats["feature_count"].values
+        alpha = stats.attrs["alpha"]
+        if model == "multinomial_nb":
+            prob = _dirichlet(rng, alpha + counts, sample_shape, dtype)
+        elif model == "bernoulli_nb":
+            absent = weight * stats["class_count"].values[:, None] - counts
+            pair = np.stack([alpha + counts, alpha + absent], axis=-1)
+            prob = _dirichlet(rng, pair, sample_shape, dtype)[..., 0]
+        else:  # categorical: a Dirichlet over the real categories of each feature
+            mask = stats["category_mask"].values
+            prob = _dirichlet(rng, np.where(mask, alpha + counts, 0.0), sample_shape, dtype)
+        variables["feature_prob"] = (tuple(stats["feature_count"].dims), prob)
+    sample_dims = ("chain", "draw")
+    data_vars = {name: (sample_dims + dims, values) for name, (dims, values) in variables.items()}
+    coords = {
+        name: stats[name].values
+        for name in ("class", "feature", "feature2", "category")
+        if name in stats.coords
+    }
+    coords |= {"chain": np.arange(sample_shape[0]), "draw": np.arange(sample_shape[1])}
+    return xr.Dataset(data_vars, coords={k: v for k, v in coords.items()})
+
+
+def _dirichlet(rng, concentration: np.ndarray, sample_shape, dtype) -> np.ndarray:
+    """Dirichlet draws along the last axis of ``concentration`` via normalised Gamma variates.
+
+    Zero concentrations give probability 0 (used for the padding of the categorical model).
+    """
+    concentration = np.asarray(concentration, dtype=np.float64)
+    out = np.empty((*sample_shape, *concentration.shape), dtype=dtype)
+    active = concentration > 0
+    shape = np.where(active, concentration, 1.0)
+    for index in np.ndindex(*sample_shape):
+        draw = out[index]
+        rng.standard_gamma(shape, dtype=out.dtype, out=draw)
+        draw[~active] = 0
+        # Sum in float64: 50,000 float32 terms would lose digits.
+        draw /= draw.sum(axis=-1, keepdims=True, dtype=np.float64).astype(out.dtype)
+    return out
+
+
+def _niw_draws(stats, rng, sample_shape, variables, *, posterior: bool) -> dict:
+    prior = {
+        "mean": stats["prior_mean"].values,
+        "kappa": stats.attrs["prior_kappa"],
+        "dof": stats.attrs["prior_dof"],
+        "scale": stats["prior_scale"].values,
+    }
+    n_classes, n_features = stats.sizes["class"], stats.sizes["feature"]
+    if posterior:
+        params = niw_posterior(
+            stats["class_count"].values,
+            stats["class_mean"].values,
+            stats["scatter"].values,
+            prior,
+        )
+    else:
+        params = {
+            "mean": np.broadcast_to(prior["mean"], (n_classes, n_features)),
+            "kappa": np.full(n_classes, prior["kappa"]),
+            "dof": prior["dof"],
+            "scale": prior["scale"],
+        }
+    n_samples = int(np.prod(sample_shape))
+    cov = scipy_stats.invwishart.rvs(
+        df=params["dof"], scale=params["scale"], size=n_samples, random_state=rng
+    ).reshape(n_samples, n_features, n_features)
+    chol = np.linalg.cholesky(cov)
+    noise = rng.standard_normal((n_samples, n_classes, n_features))
+    mu = params["mean"] + np.einsum("sij,skj->ski", chol, noise) / np.sqrt(params["kappa"])[:, None]
+    class_prob = variables["class_prob"][1].reshape(n_samples, n_classes)
+    coef, intercept = gda_linear_form(class_prob, mu, cov)
+    reshape = lambda a: a.reshape(*sample_shape, *a.shape[1:])  # noqa: E731
+    out = {
+        "mu": (("class", "feature"), reshape(mu)),
+        "cov": (("feature", "feature2"), reshape(cov)),
+    }
+    if n_classes == 2:
+        out["coef"] = (("feature",), reshape(coef[:, 1] - coef[:, 0]))
+        out["intercept"] = ((), reshape(intercept[:, 1] - intercept[:, 0]))
+    else:
+        out["coef"] = (("class", "feature"), reshape(coef))
+        out["intercept"] = (("class",), reshape(intercept))
+    return out
+
+
+def _statistics(stats: xr.Dataset) -> xr.Dataset:
+    """The sufficient statistics, as the ``constant_data`` group."""
+    names = ["class_count", "feature_count", "class_mean", "scatter", "category_mask"]
+    return stats[[name for name in names if name in stats]]
+
+
+def _finish(idata: xr.DataTree, *, dtype: str, library: str) -> xr.DataTree:
+    if dtype not in ("float64", "float32"):
+        raise ValueError(f"dtype: expected 'float64' or 'float32'; got {dtype!r}.")
+    for group in ("posterior", "prior"):
+        if group in idata.children:
+            dataset = idata[group].to_dataset()
+            attrs = dict(dataset.attrs)
+            dataset = dataset.astype(dtype)
+            attrs.setdefault("inference_library", library)
+            attrs.setdefault("created_at", datetime.datetime.now(datetime.UTC).isoformat())
+            attrs["bayesgen_version"] = __version__
+            dataset.attrs = attrs
+            idata[group] = dataset
+    return idata
+
+
+class _quiet:
+    """Silence PyMC's expected warnings and log lines (unless a progress bar was asked for)."""
+
+    def __init__(self, verbose: bool):
+        self.verbose = verbose
+
+    def __enter__(self):
+        self._warnings = warnings.catch_warnings()
+        self._warnings.__enter__()
+        for message in _EXPECTED_WARNINGS:
+            warnings.filterwarnings("ignore", message=message)
+        self._logger = logging.getLogger("pymc")
+        self._level = self._logger.level
+        if not self.verbose:
+            self._logger.setLevel(logging.ERROR)
+        return self
+
+    def __exit__(self, *exc):
+        self._logger.setLevel(self._level)
+        self._warnings.__exit__(*exc)
+        return False
