@@ -1,0 +1,568 @@
+"""scikit-learn estimators holding a posterior.
+
+``fit`` is three steps: the closed-form statistics and estimates (:mod:`bayesgen.closed_form`),
+the PyMC model on those statistics (:mod:`bayesgen.generative`), and inference
+(:mod:`bayesgen.inference`). Predictions average p(y | x) over the posterior draws.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import xarray as xr
+from sklearn.base import BaseEstimator, ClassifierMixin
+
+from bayesgen import closed_form as cf
+
+_DRAW_CHUNK_ELEMENTS = 20_000_000  # parameters held in float64 at once while predicting
+
+
+class _GenerativeClassifier(ClassifierMixin, BaseEstimator):
+    """Shared fit/predict machinery; subclasses name the model and its closed form."""
+
+    _model_name: str
+
+    # -- fitting -------------------------------------------------------------------------
+
+    def fit(self, X, y):
+        """Fit the posterior to X and y; returns self."""
+        if self.inference not in ("nuts", "conjugate"):
+            raise ValueError(f"inference: expected 'nuts' or 'conjugate'; got {self.inference!r}.")
+        stats = self._closed_form(X, y)
+        self.closed_form_ = stats
+        self.idata_ = self._infer(stats)
+        self.map_ = self._find_map(stats) if self.compute_map else None
+        self._set_fitted_attributes()
+        return self
+
+    def _infer(self, stats: xr.Dataset) -> xr.DataTree:
+        from bayesgen import inference
+
+        common = {
+            "draws": self.draws,
+            "chains": self.chains,
+            "random_seed": self.random_seed,
+            "prior_draws": self.prior_draws,
+            "dtype": self.dtype,
+        }
+        if self.inference == "conjugate":
+            self._check_conjugate()
+            return inference.conjugate_posterior(stats, **common)
+        from bayesgen.generative import TRACE_VARS
+
+        return inference.sample_nuts(
+            self._build_model(stats),
+            var_names=TRACE_VARS[self._model_name],
+            tune=self.tune,
+            cores=self.cores,
+            nuts_sampler=self.nuts_sampler,
+            target_accept=self.target_accept,
+            progressbar=self.progressbar,
+            **common,
+        )
+
+    def _find_map(self, stats: xr.Dataset) -> xr.Dataset:
+        from bayesgen import inference
+        from bayesgen.generative import TRACE_VARS
+
+        return inference.find_map(self._build_model(stats), var_names=TRACE_VARS[self._model_name])
+
+    def _build_model(self, stats: xr.Dataset):
+        from bayesgen import generative
+
+        return generative.model_for(stats)
+
+    def _check_conjugate(self) -> None:
+        """Raise when the chosen prior has no conjugate posterior."""
+
+    def _set_fitted_attributes(self) -> None:
+        stats = self.closed_form_
+        self.classes_ = stats["class"].values
+        self.n_features_in_ = stats.sizes["feature"]
+        if stats.attrs.get("feature_names_given"):
+            self.feature_names_in_ = stats["feature"].values.astype(object)
+        elif hasattr(self, "feature_names_in_"):
+            del self.feature_names_in_
+        self.class_count_ = stats["class_count"].values
+        means = self.posterior_mean()
+        self.class_log_prior_ = np.log(means["class_prob"].values)
+        self._set_point_attributes(means)
+
+    def _set_point_attributes(self, means: xr.Dataset) -> None:
+        raise NotImplementedError
+
+    # -- posterior summaries ---------------------------------------------------------------
+
+    def posterior_mean(self) -> xr.Dataset:
+        """Posterior means of every parameter (dims class, feature, ...), in float64."""
+        self._check_fitted()
+        return self.idata_["posterior"].to_dataset().astype("float64").mean(("chain", "draw"))
+
+    # -- prediction --------------------------------------------------------------------------
+
+    def predict_proba_draws(self, X) -> xr.DataArray:
+        """p(y = k | x) for every posterior draw.
+
+        Returns
+        -------
+        xarray.DataArray of dims (chain, draw, obs, class)
+        """
+        self._check_fitted()
+        X = cf._prediction_features(self.closed_form_, X)
+        posterior = self.idata_["posterior"]
+        n_chains, n_draws = posterior.sizes["chain"], posterior.sizes["draw"]
+        flat = posterior.to_dataset().stack(sample=("chain", "draw")).transpose("sample", ...)
+        n_samples = flat.sizes["sample"]
+        per_draw = sum(variable[0].size for variable in flat.data_vars.values())
+        step = max(1, _DRAW_CHUNK_ELEMENTS // per_draw)
+        proba = np.empty((n_samples, X.shape[0], len(self.classes_)))
+        for start in range(0, n_samples, step):
+            chunk = flat.isel(sample=slice(start, start + step))
+            joint = self._draw_log_likelihood(X, chunk)
+            proba[start : start + step] = cf.normalize_log_proba(joint)
+        proba = proba.reshape(n_chains, n_draws, X.shape[0], len(self.classes_))
+        return xr.DataArray(
+            proba,
+            dims=("chain", "draw", "obs", "class"),
+            coords={
+                "chain": posterior["chain"].values,
+                "draw": posterior["draw"].values,
+                "obs": np.arange(X.shape[0]),
+                "class": self.classes_,
+            },
+            name="proba",
+        )
+
+    def _draw_log_likelihood(self, X, draws: xr.Dataset) -> np.ndarray:
+        raise NotImplementedError
+
+    def predict_proba(self, X) -> np.ndarray:
+        """Posterior mean of p(y = k | x), shape (n_samples, n_classes)."""
+        return self.predict_proba_draws(X).mean(("chain", "draw")).values
+
+    def predict_proba_interval(self, X, prob: float = 0.94) -> tuple[np.ndarray, np.ndarray]:
+        """Equal-tailed credible interval of p(y = k | x) over the posterior.
+
+        Returns
+        -------
+        lower, upper : ndarray of shape (n_samples, n_classes)
+        """
+        if not 0 < prob < 1:
+            raise ValueError(f"prob: expected a probability in (0, 1); got {prob}.")
+        draws = self.predict_proba_draws(X).stack(sample=("chain", "draw"))
+        tail = (1 - prob) / 2
+        bounds = draws.quantile([tail, 1 - tail], dim="sample")
+        return bounds.isel(quantile=0).values, bounds.isel(quantile=1).values
+
+    def predict(self, X) -> np.ndarray:
+        """The class with the highest posterior-mean probability."""
+        return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
+
+    def predict_log_proba(self, X) -> np.ndarray:
+        """Log of :meth:`predict_proba`."""
+        with np.errstate(divide="ignore"):
+            return np.log(self.predict_proba(X))
+
+    # -- persistence -------------------------------------------------------------------------
+
+    def save(self, path) -> None:
+        """Write the fitted model to one NetCDF file (see :func:`bayesgen.io.save`)."""
+        from bayesgen import io
+
+        io.save(self, path)
+
+    def _check_fitted(self) -> None:
+        if not hasattr(self, "idata_"):
+            from sklearn.exceptions import NotFittedError
+
+            raise NotFittedError(
+                f"This {type(self).__name__} is not fitted yet; call fit(X, y) first."
+            )
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = self._model_name != "gda"
+        tags.non_deterministic = self.random_seed is None
+        return tags
+
+
+class _NaiveBayes(_GenerativeClassifier):
+    def posterior_predictive_proba(self, X) -> np.ndarray:
+        """Exact Bayesian posterior predictive p(y | x, data), parameters integrated out.
+
+        Dirichlet-multinomial for the multinomial model; for Bernoulli and categorical models
+        it equals the add-λ plug-in (see
+        :func:`bayesgen.closed_form.posterior_predictive_proba`). Differs from
+        :meth:`predict_proba`, which averages the plug-in p(y | x, θ) over posterior draws.
+        """
+        self._check_fitted()
+        return cf.posterior_predictive_proba(self.closed_form_, X)
+
+    def _set_point_attributes(self, means: xr.Dataset) -> None:
+        self.feature_count_ = self.closed_form_["feature_count"].values
+        with np.errstate(divide="ignore"):
+            self.feature_log_prob_ = np.log(means["feature_prob"].values)
+
+
+def _log(values) -> np.ndarray:
+    """log of probabilities, with draws that underflowed to 0 (tiny Gamma variates in float32)
+    clipped to the smallest normal number instead of giving -inf."""
+    values = np.asarray(values, dtype=np.float64)
+    return np.log(np.maximum(values, np.finfo(np.float64).tiny))
+
+
+_INFERENCE_PARAMS = """
+    inference : {"nuts", "conjugate"}, default "nuts"
+        "nuts": PyMC's NUTS on the model of :mod:`bayesgen.generative`. "conjugate": exact
+        independent draws from the conjugate posterior (fast; no compilation).
+    draws, tune : int, default 1000
+        Posterior draws and tuning steps per chain (``tune`` is ignored by "conjugate").
+    chains : int, default 2
+    cores : int, optional
+        Parallel chains for NUTS; default one per chain up to the number of CPUs.
+    random_seed : int, optional
+    nuts_sampler : str, default "pymc"
+        NUTS implementation ("pymc", "nutpie", "numpyro", "blackjax").
+    target_accept : float, default 0.9
+    compute_map : bool, default True
+        Also find the MAP point with PyMC's ``find_MAP`` (stored as ``map_``).
+    prior_draws : int, default 500
+        Draws from the prior (the ``prior`` group, for prior-vs-posterior plots).
+    dtype : {"float64", "float32"}, default "float64"
+        Storage of the draws; "float32" halves memory for large vocabularies.
+    progressbar : bool, default False
+"""
+
+
+class MultinomialNB(_NaiveBayes):
+    __doc__ = (
+        """Bayesian multinomial (bag-of-words) naive Bayes.
+
+    π ~ Dirichlet(class_alpha), θ_k ~ Dirichlet(alpha) over the vocabulary, and each token of a
+    class-k document is a draw from θ_k. The posterior mean of θ is add-λ smoothing with
+    λ = alpha; the MAP with alpha = λ + 1 is add-λ too.
+
+    Parameters
+    ----------
+    alpha : float, default 1.0
+        Dirichlet concentration λ > 0 of the word probabilities.
+    class_alpha : float, default 1.0
+        Dirichlet concentration of the class probabilities."""
+        + _INFERENCE_PARAMS
+        + """
+    Attributes
+    ----------
+    classes_, n_features_in_, feature_names_in_
+        As in scikit-learn.
+    idata_ : xarray.DataTree
+        posterior, prior, sample_stats (NUTS) and constant_data (the sufficient statistics).
+    map_ : xarray.Dataset or None
+        The MAP point.
+    closed_form_ : xarray.Dataset
+        :func:`bayesgen.closed_form.multinomial_nb` for the same data and priors.
+    class_count_, feature_count_ : ndarray
+    class_log_prior_, feature_log_prob_ : ndarray
+        Logs of the posterior means.
+
+    Examples
+    --------
+    >>> from bayesgen import MultinomialNB
+    >>> X = [[2, 1, 0], [3, 0, 1], [0, 2, 3], [1, 0, 4]]
+    >>> clf = MultinomialNB(inference="conjugate", compute_map=False, random_seed=0)
+    >>> clf.fit(X, ["ham", "ham", "spam", "spam"]).predict([[0, 1, 3]]).tolist()
+    ['spam']
+    """
+    )
+
+    _model_name = "multinomial_nb"
+
+    def __init__(
+        self,
+        alpha=1.0,
+        class_alpha=1.0,
+        *,
+        inference="nuts",
+        draws=1000,
+        tune=1000,
+        chains=2,
+        cores=None,
+        random_seed=None,
+        nuts_sampler="pymc",
+        target_accept=0.9,
+        compute_map=True,
+        prior_draws=500,
+        dtype="float64",
+        progressbar=False,
+    ):
+        self.alpha = alpha
+        self.class_alpha = class_alpha
+        self.inference = inference
+        self.draws = draws
+        self.tune = tune
+        self.chains = chains
+        self.cores = cores
+        self.random_seed = random_seed
+        self.nuts_sampler = nuts_sampler
+        self.target_accept = target_accept
+        self.compute_map = compute_map
+        self.prior_draws = prior_draws
+        self.dtype = dtype
+        self.progressbar = progressbar
+
+    def _closed_form(self, X, y):
+        return cf.multinomial_nb(X, y, alpha=self.alpha, class_alpha=self.class_alpha)
+
+    def _draw_log_likelihood(self, X, draws):
+        return cf.multinomial_log_likelihood(
+            X, _log(draws["class_prob"].values), _log(draws["feature_prob"].values)
+        )
+
+
+class BernoulliNB(_NaiveBayes):
+    __doc__ = (
+        """Bayesian multivariate Bernoulli (set-of-words) naive Bayes.
+
+    π ~ Dirichlet(class_alpha), φ_jk ~ Beta(alpha, alpha), x_j | y = k ~ Bernoulli(φ_jk). The
+    posterior mean of φ is (N_jk + λ) / (N_k + 2λ).
+
+    Parameters
+    ----------
+    alpha : float, default 1.0
+        Beta(λ, λ) prior, λ > 0.
+    class_alpha : float, default 1.0
+    binarize : float or None, default None
+        Threshold mapping X to 0/1; None requires 0/1 input."""
+        + _INFERENCE_PARAMS
+        + """
+    Attributes
+    ----------
+    See :class:`MultinomialNB`.
+    """
+    )
+
+    _model_name = "bernoulli_nb"
+
+    def __init__(
+        self,
+        alpha=1.0,
+        class_alpha=1.0,
+        *,
+        binarize=None,
+        inference="nuts",
+        draws=1000,
+        tune=1000,
+        chains=2,
+        cores=None,
+        random_seed=None,
+        nuts_sampler="pymc",
+        target_accept=0.9,
+        compute_map=True,
+        prior_draws=500,
+        dtype="float64",
+        progressbar=False,
+    ):
+        self.alpha = alpha
+        self.class_alpha = class_alpha
+        self.binarize = binarize
+        self.inference = inference
+        self.draws = draws
+        self.tune = tune
+        self.chains = chains
+        self.cores = cores
+        self.random_seed = random_seed
+        self.nuts_sampler = nuts_sampler
+        self.target_accept = target_accept
+        self.compute_map = compute_map
+        self.prior_draws = prior_draws
+        self.dtype = dtype
+        self.progressbar = progressbar
+
+    def _closed_form(self, X, y):
+        return cf.bernoulli_nb(
+            X, y, alpha=self.alpha, class_alpha=self.class_alpha, binarize=self.binarize
+        )
+
+    def _draw_log_likelihood(self, X, draws):
+        prob = draws["feature_prob"].values.astype(np.float64)
+        return cf.bernoulli_log_likelihood(
+            X, _log(draws["class_prob"].values), _log(prob), _log(1.0 - prob)
+        )
+
+
+class CategoricalNB(_NaiveBayes):
+    __doc__ = (
+        """Bayesian categorical naive Bayes for integer-coded categorical features.
+
+    π ~ Dirichlet(class_alpha), θ_kn ~ Dirichlet(alpha) over the K_n categories of feature n.
+    ``feature_prob`` has dims (class, feature, category), zero-padded beyond K_n.
+
+    Parameters
+    ----------
+    alpha : float, default 1.0
+    class_alpha : float, default 1.0
+    n_categories : int or array-like, optional
+        K_n per feature; default max code + 1."""
+        + _INFERENCE_PARAMS
+        + """
+    Attributes
+    ----------
+    feature_log_prob_ : list of ndarray
+        One (n_classes, K_n) array per feature, as scikit-learn's ``CategoricalNB``.
+    """
+    )
+
+    _model_name = "categorical_nb"
+
+    def __init__(
+        self,
+        alpha=1.0,
+        class_alpha=1.0,
+        *,
+        n_categories=None,
+        inference="nuts",
+        draws=1000,
+        tune=1000,
+        chains=2,
+        cores=None,
+        random_seed=None,
+        nuts_sampler="pymc",
+        target_accept=0.9,
+        compute_map=True,
+        prior_draws=500,
+        dtype="float64",
+        progressbar=False,
+    ):
+        self.alpha = alpha
+        self.class_alpha = class_alpha
+        self.n_categories = n_categories
+        self.inference = inference
+        self.draws = draws
+        self.tune = tune
+        self.chains = chains
+        self.cores = cores
+        self.random_seed = random_seed
+        self.nuts_sampler = nuts_sampler
+        self.target_accept = target_accept
+        self.compute_map = compute_map
+        self.prior_draws = prior_draws
+        self.dtype = dtype
+        self.progressbar = progressbar
+
+    def _closed_form(self, X, y):
+        return cf.categorical_nb(
+            X, y, alpha=self.alpha, class_alpha=self.class_alpha, n_categories=self.n_categories
+        )
+
+    def _set_point_attributes(self, means):
+        super()._set_point_attributes(means)
+        n_categories = self.closed_form_["n_categories"].values
+        self.n_categories_ = n_categories
+        self.feature_log_prob_ = [
+            self.feature_log_prob_[:, j, :k] for j, k in enumerate(n_categories)
+        ]
+
+    def _draw_log_likelihood(self, X, draws):
+        mask = self.closed_form_["category_mask"].values
+        log_prob = np.where(mask, _log(draws["feature_prob"].values), -np.inf)
+        return cf.categorical_log_likelihood(X, _log(draws["class_prob"].values), log_prob)
+
+
+class GaussianDiscriminantAnalysis(_GenerativeClassifier):
+    __doc__ = (
+        """Bayesian Gaussian discriminant analysis: x | y = k ~ N(μ_k, Σ), one shared Σ.
+
+    Its p(y | x) is a softmax (for two classes a logistic function) of x with θ = Σ⁻¹(μ₁ - μ₀).
+
+    Parameters
+    ----------
+    class_alpha : float, default 1.0
+        Dirichlet concentration of the class probabilities.
+    cov_prior : {"conjugate", "lkj"}, default "conjugate"
+        "conjugate": normal-inverse-Wishart, whose posterior means are the closed form (and
+        which ``inference="conjugate"`` samples exactly). "lkj": an LKJ correlation prior with
+        half-normal scales, PyMC's usual recommendation, sampled by NUTS only.
+    prior : NormalInverseWishart, optional
+        Hyperparameters (m₀, κ₀, ν₀, Ψ₀); default :class:`NormalInverseWishart()`, weak and
+        centred on the data (see its docstring). Also sets the scales of the LKJ prior.
+    lkj_eta : float, default 2.0"""
+        + _INFERENCE_PARAMS
+        + """
+    Attributes
+    ----------
+    means_ : ndarray (n_classes, n_features)
+    covariance_ : ndarray (n_features, n_features)
+    coef_, intercept_ : ndarray
+        Posterior means of the linear form; shapes as scikit-learn's
+        ``LinearDiscriminantAnalysis`` ((1, n_features) and (1,) for two classes).
+    """
+    )
+
+    _model_name = "gda"
+
+    def __init__(
+        self,
+        class_alpha=1.0,
+        *,
+        cov_prior="conjugate",
+        prior=None,
+        lkj_eta=2.0,
+        inference="nuts",
+        draws=1000,
+        tune=1000,
+        chains=2,
+        cores=None,
+        random_seed=None,
+        nuts_sampler="pymc",
+        target_accept=0.9,
+        compute_map=True,
+        prior_draws=500,
+        dtype="float64",
+        progressbar=False,
+    ):
+        self.class_alpha = class_alpha
+        self.cov_prior = cov_prior
+        self.prior = prior
+        self.lkj_eta = lkj_eta
+        self.inference = inference
+        self.draws = draws
+        self.tune = tune
+        self.chains = chains
+        self.cores = cores
+        self.random_seed = random_seed
+        self.nuts_sampler = nuts_sampler
+        self.target_accept = target_accept
+        self.compute_map = compute_map
+        self.prior_draws = prior_draws
+        self.dtype = dtype
+        self.progressbar = progressbar
+
+    def _closed_form(self, X, y):
+        if self.cov_prior not in ("conjugate", "lkj"):
+            raise ValueError(f"cov_prior: expected 'conjugate' or 'lkj'; got {self.cov_prior!r}.")
+        prior = cf.NormalInverseWishart() if self.prior is None else self.prior
+        return cf.gda(X, y, class_alpha=self.class_alpha, prior=prior)
+
+    def _build_model(self, stats):
+        from bayesgen import generative
+
+        return generative.gda_model(stats, cov_prior=self.cov_prior, lkj_eta=self.lkj_eta)
+
+    def _check_conjugate(self):
+        if self.cov_prior != "conjugate":
+            raise ValueError(
+                "inference='conjugate' needs cov_prior='conjugate' (the LKJ prior has no "
+                "closed-form posterior); use inference='nuts' for cov_prior='lkj'."
+            )
+
+    def _set_point_attributes(self, means):
+        self.means_ = means["mu"].values
+        self.covariance_ = means["cov"].values
+        self.coef_ = np.atleast_2d(means["coef"].values)
+        self.intercept_ = np.atleast_1d(means["intercept"].values)
+
+    def _draw_log_likelihood(self, X, draws):
+        coef, intercept = cf.gda_linear_form(
+            draws["class_prob"].values.astype(np.float64),
+            draws["mu"].values.astype(np.float64),
+            draws["cov"].values.astype(np.float64),
+        )
+        return cf.linear_log_likelihood(X, coef, intercept)
