@@ -7,7 +7,7 @@ PY := $(VENV)/bin/python
 export PYTENSOR_FLAGS ?= base_compiledir=$(HOME)/.cache/bayesgen/pytensor
 export MPLBACKEND ?= Agg
 
-.PHONY: setup demo test test-slow test-all lint bench clean
+.PHONY: setup demo test test-slow test-all lint bench docs clean
 
 setup:
 	@sh .ci/ensure-venv
@@ -30,6 +30,9 @@ lint: setup
 
 bench: setup
 	$(PY) benchmarks/bench_closed_form.py
+
+docs: setup
+	$(VENV)/bin/sphinx-build -W --keep-going -b html docs docs/_build/html
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache build *.egg-info
