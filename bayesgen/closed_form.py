@@ -161,7 +161,9 @@ def dirichlet_mode(counts, alpha, *, axis: int = -1, allow_boundary: bool = Fals
 # Fit functions: X, y in, estimates out.
 
 
-def multinomial_nb(X, y, *, alpha: float = 1.0, class_alpha: float = 1.0) -> xr.Dataset:
+def multinomial_nb(
+    X, y, *, alpha: float = 1.0, class_alpha: float = 1.0, feature_names=None
+) -> xr.Dataset:
     """Closed-form multinomial (bag-of-words) naive Bayes.
 
     Parameters
@@ -173,6 +175,9 @@ def multinomial_nb(X, y, *, alpha: float = 1.0, class_alpha: float = 1.0) -> xr.
         Smoothing λ ≥ 0 for the word probabilities (the Dirichlet(λ) prior).
     class_alpha : float, default 1.0
         Smoothing for the class prior (the Dirichlet prior's concentration); 0 gives N_k / N.
+    feature_names : sequence of str, optional
+        Names of the columns of X (e.g. a vectorizer's vocabulary); default DataFrame column
+        names or ``x0, x1, ...``.
 
     Returns
     -------
@@ -191,11 +196,19 @@ def multinomial_nb(X, y, *, alpha: float = 1.0, class_alpha: float = 1.0) -> xr.
     >>> round(float(predict_proba(est, [[0, 1, 1]])[0, 1]), 12)
     0.6
     """
-    return _naive_bayes("multinomial_nb", X, y, alpha=alpha, class_alpha=class_alpha)
+    return _naive_bayes(
+        "multinomial_nb", X, y, alpha=alpha, class_alpha=class_alpha, feature_names=feature_names
+    )
 
 
 def bernoulli_nb(
-    X, y, *, alpha: float = 1.0, class_alpha: float = 1.0, binarize: float | None = None
+    X,
+    y,
+    *,
+    alpha: float = 1.0,
+    class_alpha: float = 1.0,
+    binarize: float | None = None,
+    feature_names=None,
 ) -> xr.Dataset:
     """Closed-form multivariate Bernoulli (set-of-words) naive Bayes.
 
@@ -211,14 +224,23 @@ def bernoulli_nb(
         As for :func:`multinomial_nb`.
     binarize : float or None, default None
         Threshold: values above it count as 1. ``None`` requires X to be 0/1 already.
+    feature_names : sequence of str, optional
+        Names of the columns of X (e.g. a vectorizer's vocabulary); default DataFrame column
+        names or ``x0, x1, ...``.
     """
     return _naive_bayes(
-        "bernoulli_nb", X, y, alpha=alpha, class_alpha=class_alpha, binarize=binarize
+        "bernoulli_nb",
+        X,
+        y,
+        alpha=alpha,
+        class_alpha=class_alpha,
+        binarize=binarize,
+        feature_names=feature_names,
     )
 
 
 def categorical_nb(
-    X, y, *, alpha: float = 1.0, class_alpha: float = 1.0, n_categories=None
+    X, y, *, alpha: float = 1.0, class_alpha: float = 1.0, n_categories=None, feature_names=None
 ) -> xr.Dataset:
     """Closed-form categorical naive Bayes: feature n takes one of K_n categories.
 
@@ -236,16 +258,29 @@ def categorical_nb(
         As for :func:`multinomial_nb`.
     n_categories : int or array-like of int, optional
         K_n per feature; by default ``max(X[:, n]) + 1`` (scikit-learn's rule).
+    feature_names : sequence of str, optional
+        Names of the columns of X (e.g. a vectorizer's vocabulary); default DataFrame column
+        names or ``x0, x1, ...``.
     """
     return _naive_bayes(
-        "categorical_nb", X, y, alpha=alpha, class_alpha=class_alpha, n_categories=n_categories
+        "categorical_nb",
+        X,
+        y,
+        alpha=alpha,
+        class_alpha=class_alpha,
+        n_categories=n_categories,
+        feature_names=feature_names,
     )
 
 
-def _naive_bayes(model: str, X, y, *, alpha, class_alpha, binarize=None, n_categories=None):
+def _naive_bayes(
+    model: str, X, y, *, alpha, class_alpha, binarize=None, n_categories=None, feature_names=None
+):
     alpha = _check_smoothing(alpha, "alpha")
     class_alpha = _check_smoothing(class_alpha, "class_alpha")
-    data = check_training_data(X, y, kind=FEATURE_KIND[model], binarize=binarize)
+    data = check_training_data(
+        X, y, kind=FEATURE_KIND[model], binarize=binarize, feature_names=feature_names
+    )
     n_classes = len(data.classes)
     class_count = class_counts(data.y, n_classes)
     coords = {"class": data.classes, "feature": data.feature_names}
@@ -411,6 +446,7 @@ def gda(
     *,
     class_alpha: float = 1.0,
     prior: NormalInverseWishart | None = NormalInverseWishart(),
+    feature_names=None,
 ) -> xr.Dataset:
     """Closed-form Gaussian discriminant analysis with one shared covariance Σ.
 
@@ -425,6 +461,9 @@ def gda(
         With a prior, ``mu`` and ``cov`` are the posterior means E[μ_k], E[Σ] (the prior's
         resolved hyperparameters are stored as ``prior_mean``, ``prior_scale`` and attrs).
         With ``None`` they are the maximum-likelihood estimates.
+    feature_names : sequence of str, optional
+        Names of the columns of X (e.g. a vectorizer's vocabulary); default DataFrame column
+        names or ``x0, x1, ...``.
 
     Returns
     -------
@@ -436,7 +475,7 @@ def gda(
         ``coef`` w_k = Σ⁻¹μ_k and ``intercept`` b_k = -½ μ_kᵀΣ⁻¹μ_k + log π_k.
     """
     class_alpha = _check_smoothing(class_alpha, "class_alpha")
-    data = check_training_data(X, y, kind="real")
+    data = check_training_data(X, y, kind="real", feature_names=feature_names)
     n_classes, n_features = len(data.classes), data.n_features
     count = class_counts(data.y, n_classes)
     mean, scatter = class_means_and_scatter(data.X, data.y, n_classes)

@@ -58,7 +58,9 @@ class TrainingData:
         return self.X.shape[1]
 
 
-def check_training_data(X, y, *, kind: FeatureKind, binarize: float | None = None) -> TrainingData:
+def check_training_data(
+    X, y, *, kind: FeatureKind, binarize: float | None = None, feature_names=None
+) -> TrainingData:
     """Validate X and y for fitting a generative classifier.
 
     Parameters
@@ -72,6 +74,9 @@ def check_training_data(X, y, *, kind: FeatureKind, binarize: float | None = Non
     binarize : float or None
         For ``kind="binary"``: threshold above which a value counts as 1. ``None`` means X must
         already hold only 0 and 1.
+    feature_names : sequence of str, optional
+        Names for the columns of X (e.g. a vectorizer's vocabulary for a sparse X); they take
+        precedence over DataFrame column names.
 
     Returns
     -------
@@ -82,14 +87,24 @@ def check_training_data(X, y, *, kind: FeatureKind, binarize: float | None = Non
     ValueError, TypeError
         With a message naming the argument, what was expected and what came.
     """
-    X, feature_names, names_given = check_features(X, kind=kind, binarize=binarize)
+    X, names, names_given = check_features(X, kind=kind, binarize=binarize)
+    if feature_names is not None:
+        feature_names = np.asarray([str(name) for name in feature_names])
+        if feature_names.shape != (X.shape[1],):
+            raise ValueError(
+                f"feature_names: expected {X.shape[1]} names, one per column of X; got "
+                f"{feature_names.size}."
+            )
+        if len(set(feature_names)) != feature_names.size:
+            raise ValueError("feature_names: expected distinct names; got duplicates.")
+        names, names_given = feature_names, True
     y, classes = check_labels(y)
     if X.shape[0] != y.shape[0]:
         raise ValueError(
             f"X and y must have the same number of samples; got X with {X.shape[0]} rows "
             f"and y with {y.shape[0]} labels."
         )
-    return TrainingData(X, y, classes, feature_names, names_given)
+    return TrainingData(X, y, classes, names, names_given)
 
 
 def check_labels(y) -> tuple[np.ndarray, np.ndarray]:

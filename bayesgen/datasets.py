@@ -1,0 +1,99 @@
+"""Data sets for demos, examples and tests, and the table reader of the CLI.
+
+``load_toy_spam`` is a 50-message corpus written for bayesgen and shipped in the package, so
+the text models run on any fresh install. ``load_sms_spam`` reads the UCI SMS Spam Collection
+(Almeida, Gómez Hidalgo and Yamakami, 2011; CC BY 4.0) from a local file, or downloads it
+when asked and the network allows.
+"""
+
+from __future__ import annotations
+
+import io
+import urllib.request
+import zipfile
+from importlib import resources
+from pathlib import Path
+
+import pandas as pd
+
+SMS_SPAM_URL = "https://archive.ics.uci.edu/static/public/228/sms+spam+collection.zip"
+
+
+def load_toy_spam() -> tuple[list[str], list[str]]:
+    """The bundled toy corpus: 30 ham and 20 spam short messages.
+
+    Returns
+    -------
+    texts : list of str
+    labels : list of str
+        "ham" or "spam".
+    """
+    with resources.files("bayesgen").joinpath("_data/toy_spam.tsv").open(encoding="utf-8") as f:
+        frame = pd.read_csv(f, sep="\t")
+    return frame["text"].tolist(), frame["label"].tolist()
+
+
+def load_sms_spam(path=None, *, download: bool = False) -> tuple[list[str], list[str]]:
+    """The UCI SMS Spam Collection: 5,574 messages labelled "ham" or "spam".
+
+    Parameters
+    ----------
+    path : str or Path, optional
+        A local copy: tab-separated ``label<TAB>text`` lines, with or without a header line
+        (the UCI file ``SMSSpamCollection`` has none).
+    download : bool, default False
+        Without ``path``, fetch the collection from the UCI repository.
+
+    Returns
+    -------
+    texts, labels : list of str
+    """
+    if path is not None:
+        path = Path(path)
+        if not path.is_file():
+            raise FileNotFoundError(f"data path: no SMS Spam Collection file at {str(path)!r}.")
+        raw = path.read_text(encoding="utf-8", errors="replace")
+    elif download:
+        with urllib.request.urlopen(SMS_SPAM_URL, timeout=30) as response:
+            archive = zipfile.ZipFile(io.BytesIO(response.read()))
+        raw = archive.read("SMSSpamCollection").decode("utf-8", errors="replace")
+    else:
+        raise ValueError(
+            "load_sms_spam: pass path=<file> (tab-separated label<TAB>text) or download=True."
+        )
+    labels, texts = [], []
+    for number, line in enumerate(raw.splitlines(), start=1):
+        if not line.strip():
+            continue
+        label, sep, text = line.partition("\t")
+        if not sep:
+            raise ValueError(
+                f"SMS Spam file line {number}: expected 'label<TAB>text'; got {line!r:.60}."
+            )
+        if number == 1 and label.lower() == "label":
+            continue  # a header line
+        labels.append(label.strip())
+        texts.append(text)
+    if not texts:
+        raise ValueError("SMS Spam file: no messages found.")
+    return texts, labels
+
+
+def read_table(path) -> pd.DataFrame:
+    """Read a CSV, TSV or Parquet file into a DataFrame, chosen by the file's suffix."""
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"data: no file at {str(path)!r}.")
+    suffix = path.suffix.lower()
+    if suffix == ".csv":
+        return pd.read_csv(path)
+    if suffix in (".tsv", ".tab", ".txt"):
+        return pd.read_csv(path, sep="\t")
+    if suffix in (".parquet", ".pq"):
+        try:
+            return pd.read_parquet(path)
+        except ImportError:
+            raise ValueError(
+                "data: reading Parquet needs pyarrow (pip install pyarrow); or pass a CSV/TSV."
+            ) from None
+    raise ValueError(f"data: expected a .csv, .tsv or .parquet file; got {path.name!r}.")
