@@ -23,11 +23,20 @@ class _GenerativeClassifier(ClassifierMixin, BaseEstimator):
 
     # -- fitting -------------------------------------------------------------------------
 
-    def fit(self, X, y):
-        """Fit the posterior to X and y; returns self."""
+    def fit(self, X, y, *, feature_names=None):
+        """Fit the posterior to X and y; returns self.
+
+        Parameters
+        ----------
+        X : array-like, DataFrame or sparse matrix of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        feature_names : sequence of str, optional
+            Column names for X when it has none (e.g. a vectorizer's vocabulary for a sparse
+            bag-of-words); they become the ``feature`` coordinate and ``feature_names_in_``.
+        """
         if self.inference not in ("nuts", "conjugate"):
             raise ValueError(f"inference: expected 'nuts' or 'conjugate'; got {self.inference!r}.")
-        stats = self._closed_form(X, y)
+        stats = self._closed_form(X, y, feature_names=feature_names)
         self.closed_form_ = stats
         self.idata_ = self._infer(stats)
         self.map_ = self._find_map(stats) if self.compute_map else None
@@ -308,8 +317,10 @@ class MultinomialNB(_NaiveBayes):
         self.dtype = dtype
         self.progressbar = progressbar
 
-    def _closed_form(self, X, y):
-        return cf.multinomial_nb(X, y, alpha=self.alpha, class_alpha=self.class_alpha)
+    def _closed_form(self, X, y, feature_names=None):
+        return cf.multinomial_nb(
+            X, y, alpha=self.alpha, class_alpha=self.class_alpha, feature_names=feature_names
+        )
 
     def _draw_log_likelihood(self, X, draws):
         return cf.multinomial_log_likelihood(
@@ -376,9 +387,14 @@ class BernoulliNB(_NaiveBayes):
         self.dtype = dtype
         self.progressbar = progressbar
 
-    def _closed_form(self, X, y):
+    def _closed_form(self, X, y, feature_names=None):
         return cf.bernoulli_nb(
-            X, y, alpha=self.alpha, class_alpha=self.class_alpha, binarize=self.binarize
+            X,
+            y,
+            alpha=self.alpha,
+            class_alpha=self.class_alpha,
+            binarize=self.binarize,
+            feature_names=feature_names,
         )
 
     def _draw_log_likelihood(self, X, draws):
@@ -447,9 +463,14 @@ class CategoricalNB(_NaiveBayes):
         self.dtype = dtype
         self.progressbar = progressbar
 
-    def _closed_form(self, X, y):
+    def _closed_form(self, X, y, feature_names=None):
         return cf.categorical_nb(
-            X, y, alpha=self.alpha, class_alpha=self.class_alpha, n_categories=self.n_categories
+            X,
+            y,
+            alpha=self.alpha,
+            class_alpha=self.class_alpha,
+            n_categories=self.n_categories,
+            feature_names=feature_names,
         )
 
     def _set_point_attributes(self, means):
@@ -535,11 +556,11 @@ class GaussianDiscriminantAnalysis(_GenerativeClassifier):
         self.dtype = dtype
         self.progressbar = progressbar
 
-    def _closed_form(self, X, y):
+    def _closed_form(self, X, y, feature_names=None):
         if self.cov_prior not in ("conjugate", "lkj"):
             raise ValueError(f"cov_prior: expected 'conjugate' or 'lkj'; got {self.cov_prior!r}.")
         prior = cf.NormalInverseWishart() if self.prior is None else self.prior
-        return cf.gda(X, y, class_alpha=self.class_alpha, prior=prior)
+        return cf.gda(X, y, class_alpha=self.class_alpha, prior=prior, feature_names=feature_names)
 
     def _build_model(self, stats):
         from bayesgen import generative

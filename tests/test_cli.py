@@ -3,17 +3,62 @@
 import subprocess
 import sys
 
+import numpy as np
+import pandas as pd
+import pytest
+
 from bayesgen.cli import main
 
 
-def test_demo_prints_the_lecture_notes_answer(capsys):
-    assert main(["demo"]) == 0
+@pytest.fixture
+def spam_csv(tmp_path):
+    texts = [
+        "win cash now",
+        "free prize call now",
+        "lunch at noon",
+        "see you at lunch",
+        "claim free cash",
+        "meeting at noon",
+    ]
+    labels = ["spam", "spam", "ham", "ham", "spam", "ham"]
+    path = tmp_path / "messages.csv"
+    pd.DataFrame({"text": texts, "label": labels}).to_csv(path, index=False)
+    return path
+
+
+def test_demo_prints_the_lecture_notes_answer_and_every_verdict(capsys, tmp_path):
+    status = main(
+        [
+            "demo",
+            "--inference",
+            "conjugate",
+            "--draws",
+            "200",
+            "--no-map",
+            "--no-reports",
+            "--quiet",
+            "--models-dir",
+            str(tmp_path / "models"),
+        ]
+    )
+    assert status == 0
     out = capsys.readouterr().out
     # P(y=1 | "b c") = 0.2*0.6*0.5 / (0.2*0.6*0.5 + 0.4*0.2*0.5) = 0.6 in the notes.
     assert "MLE 0.6000" in out
     # add-1: (0.25*0.5) / (0.25*0.5 + 0.375*0.25) = 4/7.
     assert f"add-1 {4 / 7:.4f}" in out
-    assert "held-out accuracy" in out
+    saved = sorted(p.name for p in (tmp_path / "models").glob("*.nc"))
+    assert saved == sorted(
+        [
+            "digits-multinomial.nc",
+            "digits-bernoulli.nc",
+            "digits-categorical.nc",
+            "wine-gda.nc",
+            "toy-spam-multinomial.nc",
+            "toy-spam-bernoulli.nc",
+        ]
+    )
+    assert out.count("posterior = closed form") == 1  # the summary table's column
 
 
 def test_no_command_prints_help_and_fails(capsys):
@@ -27,9 +72,95 @@ def test_compare_of_a_missing_file_is_a_clear_error(capsys, tmp_path):
     assert "no model file" in err and "absent.nc" in err
 
 
+def test_fit_then_predict_a_text_column(capsys, tmp_path, spam_csv):
+    model = tmp_path / "spam.nc"
+    assert (
+        main(
+            [
+                "fit",
+                "multinomial",
+                str(spam_csv),
+                "--target",
+                "label",
+                "--text-column",
+                "text",
+                "--inference",
+                "conjugate",
+                "--draws",
+                "200",
+                "--no-map",
+                "--seed",
+                "1",
+                "--quiet",
+                "--output",
+                str(model),
+            ]
+        )
+        == 0
+    )
+    assert model.exists()
+    out_csv = tmp_path / "pred.csv"
+    assert (
+        main(
+            [
+                "predict",
+                str(model),
+                str(spam_csv),
+                "--text-column",
+                "text",
+                "--output",
+                str(out_csv),
+            ]
+        )
+        == 0
+    )
+    predictions = pd.read_csv(out_csv)
+    assert list(predictions.columns) == [
+        "predicted",
+        "p_ham",
+        "p_ham_lower",
+        "p_ham_upper",
+        "p_spam",
+        "p_spam_lower",
+        "p_spam_upper",
+    ]
+    np.testing.assert_allclose(predictions["p_ham"] + predictions["p_spam"], 1.0)
+    assert (predictions["p_spam_lower"] <= predictions["p_spam"]).all()
+    assert (predictions["p_spam"] <= predictions["p_spam_upper"]).all()
+    assert predictions["predicted"].tolist() == ["spam", "spam", "ham", "ham", "spam", "ham"]
+
+
+def test_fit_with_a_missing_target_column_fails_clearly(capsys, spam_csv):
+    assert (
+        main(
+            [
+                "fit",
+                "multinomial",
+                str(spam_csv),
+                "--target",
+                "nope",
+                "--text-column",
+                "text",
+                "--inference",
+                "conjugate",
+            ]
+        )
+        == 2
+    )
+    err = capsys.readouterr().err
+    assert "--target" in err and "nope" in err
+
+
+def test_fit_of_an_unknown_file_type_fails_clearly(capsys, tmp_path):
+    path = tmp_path / "data.xlsx"
+    path.write_text("x")
+    assert main(["fit", "gda", str(path), "--target", "y"]) == 2
+    assert "expected a .csv, .tsv or .parquet" in capsys.readouterr().err
+
+
 def test_console_script_help_on_subcommand():
     done = subprocess.run(
         [sys.executable, "-m", "bayesgen.cli", "demo", "--help"], capture_output=True, text=True
     )
     assert done.returncode == 0
-    assert "--alpha" in done.stdout
+    assert "--dataset" in done.stdout
