@@ -1,0 +1,38 @@
+"""Produce ArviZ diagnostic plots for a NUTS fit of Bernoulli naive Bayes, and an HTML report.
+
+Run: python examples/diagnostic_plots.py [--draws 1000] [--out reports/example-diagnostics]
+"""
+
+import argparse
+from pathlib import Path
+
+from sklearn.datasets import load_digits
+from sklearn.model_selection import train_test_split
+
+import bayesgen
+from bayesgen import report as rp
+
+
+def main(draws: int, out: Path) -> None:
+    X, y = load_digits(return_X_y=True)
+    keep = y < 3  # digits 0, 1, 2
+    X_train, X_test, y_train, y_test = train_test_split(
+        X[keep][:, 20:28], y[keep], test_size=0.3, random_state=0
+    )
+    clf = bayesgen.BernoulliNB(binarize=7.5, draws=draws, tune=draws, random_seed=0)
+    clf.fit(X_train, y_train)
+    out.mkdir(parents=True, exist_ok=True)
+    rp.plot_trace(clf).savefig(out / "trace.png")
+    rp.plot_rank(clf).savefig(out / "rank.png")
+    rp.plot_ess(clf).savefig(out / "ess.png")
+    rp.plot_energy(clf).savefig(out / "energy.png")
+    index = bayesgen.report(clf, out / "report", X_test=X_test, y_test=y_test)
+    print(f"plots in {out}; report at {index}")
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--draws", type=int, default=1000)
+    parser.add_argument("--out", type=Path, default=Path("reports/example-diagnostics"))
+    options = parser.parse_args()
+    main(options.draws, options.out)
