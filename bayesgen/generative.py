@@ -67,6 +67,7 @@ def multinomial_nb_model(stats: xr.Dataset) -> pm.Model:
     with pm.Model(coords=_coords(stats)) as model:
         _class_prob(stats, class_alpha)
         counts = pm.Data("feature_count", stats["feature_count"].values, dims=("class", "feature"))
+        alpha = pm.Data("alpha", alpha)
         rate = pm.Gamma("feature_rate", alpha=alpha, beta=1.0, dims=("class", "feature"))
         pm.Potential("feature_loglik", pt.sum(counts * pt.log(rate) - rate))
         pm.Deterministic(
@@ -84,6 +85,7 @@ def bernoulli_nb_model(stats: xr.Dataset) -> pm.Model:
     with pm.Model(coords=_coords(stats)) as model:
         class_count, _ = _class_prob(stats, class_alpha)
         present = pm.Data("feature_count", stats["feature_count"].values, dims=("class", "feature"))
+        alpha = pm.Data("alpha", alpha)
         prob = pm.Beta("feature_prob", alpha=alpha, beta=alpha, dims=("class", "feature"))
         absent = class_count[:, None] - present
         pm.Potential("feature_loglik", pt.sum(present * pt.log(prob) + absent * pt.log1p(-prob)))
@@ -105,6 +107,7 @@ def categorical_nb_model(stats: xr.Dataset) -> pm.Model:
         _class_prob(stats, class_alpha)
         counts = stats["feature_count"].values[:, cell_feature, cell_category]
         counts = pm.Data("cell_count", counts, dims=("class", "cell"))
+        alpha = pm.Data("alpha", alpha)
         rate = pm.Gamma("cell_rate", alpha=alpha, beta=1.0, dims=("class", "cell"))
         pm.Potential("feature_loglik", pt.sum(counts * pt.log(rate) - rate))
         membership = np.eye(n_features)[cell_feature]  # (cell, feature) indicator
@@ -221,7 +224,9 @@ def _class_prob(stats: xr.Dataset, class_alpha: float):
     """
     n_classes = stats.sizes["class"]
     class_count = pm.Data("class_count", stats["class_count"].values, dims="class")
-    prob = pm.Dirichlet("class_prob", a=np.full(n_classes, class_alpha), dims="class")
+    # Priors are data too, so a grid of λ reuses one compiled graph.
+    concentration = pm.Data("class_alpha", np.full(n_classes, class_alpha), dims="class")
+    prob = pm.Dirichlet("class_prob", a=concentration, dims="class")
     pm.Potential("class_loglik", pt.sum(class_count * pt.log(prob)))
     return class_count, prob
 
