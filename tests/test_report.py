@@ -1,0 +1,390 @@
+"""Plots and the HTML report (bayesgen.report)."""
+
+import html
+import shutil
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+import pytest
+from arviz_plots import PlotCollection, PlotMatrix
+from matplotlib.figure import Figure
+
+from bayesgen import GaussianDiscriminantAnalysis, MultinomialNB
+from bayesgen import closed_form as cf
+from bayesgen import report as rp
+
+SCRIPT = "<script>alert(1)</script>"
+CLASSES = ["ham", "<i>spam</i>"]
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+CHROMIUM, CHROMEDRIVER = Path("/usr/bin/chromium"), Path("/usr/bin/chromedriver")
+
+
+@pytest.fixture(autouse=True)
+def _close_figures():
+    yield
+    plt.close("all")
+
+
+def _word_counts(rng, n: int) -> tuple[pd.DataFrame, np.ndarray]:
+    """Counts over 12 words; SCRIPT is the most frequent word of both classes."""
+    rates = rng.gamma(2.0, 0.5, size=(2, 12))
+    rates[:, 0] = 4.0
+    rates[1, 1:4] *= 3
+    codes = np.arange(n) % 2
+    X = rng.poisson(rates[codes])
+    names = [SCRIPT, *(f"w{j}" for j in range(1, 12))]
+    return pd.DataFrame(X, columns=names), np.array(CLASSES)[codes]
+
+
+@pytest.fixture(scope="module")
+def text_data():
+    rng = np.random.default_rng(0)
+    X, y = _word_counts(rng, 120)
+    return X[:80], y[:80], X[80:], y[80:]
+
+
+@pytest.fixture(scope="module")
+def mnb(text_data):
+    X, y, _, _ = text_data
+    return MultinomialNB(inference="conjugate", compute_map=False, draws=200, random_seed=0).fit(
+        X, y
+    )
+
+
+@pytest.fixture(scope="module")
+def gda_data():
+    rng = np.random.default_rng(1)
+    codes = np.arange(120) % 2
+    X = rng.normal(size=(120, 2)) + 2.0 * codes[:, None]
+    return X[:80], codes[:80], X[80:], codes[80:]
+
+
+@pytest.fixture(scope="module")
+def gda(gda_data):
+    X, y, _, _ = gda_data
+    return GaussianDiscriminantAnalysis(
+        inference="conjugate", compute_map=False, draws=200, random_seed=0
+    ).fit(X, y)
+
+
+@pytest.fixture(scope="module")
+def mnb_report(mnb, text_data, tmp_path_factory):
+    _, _, X_test, y_test = text_data
+    return rp.report(mnb, tmp_path_factory.mktemp("mnb_report"), X_test, y_test)
+
+
+def _figure(plot) -> Figure:
+    return plot if isinstance(plot, Figure) else plot.viz["figure"].item()
+
+
+def _panels(pc) -> int:
+    """Number of plots (axes holding data) in a PlotCollection."""
+    return sum(panels.size for panels in pc.viz["plot"].data_vars.values())
+
+
+def _labelled_lines(figure: Figure, label: str) -> list:
+    return [line for ax in figure.axes for line in ax.lines if line.get_label() == label]
+
+
+# -- choosing what to plot -------------------------------------------------------------------
+
+
+def test_selected_features_are_the_most_probable_by_the_closed_form(mnb):
+    chosen = rp.selected_features(mnb, max_features=3)
+    best = mnb.closed_form_["feature_prob"].max("class").to_series()
+    assert chosen == list(best.sort_values(ascending=False, kind="stable").index[:3])
+    assert chosen[0] == SCRIPT
+
+
+def test_dollar_signs_are_escaped_for_matplotlib():
+    assert rp._mpl_text("$5 $10") == r"\$5 \$10"
+
+
+# -- MCMC diagnostics -----------------------------------------------------------------------
+
+
+def test_plot_trace_shows_class_prob_and_the_selected_features(mnb):
+    pc = rp.plot_trace(mnb, max_features=2)
+    assert isinstance(pc, PlotCollection)
+    plots = pc.viz["plot"]
+    assert set(plots.data_vars) == {"class_prob", "feature_prob"}
+    shown = [rp._mpl_text(f) for f in rp.selected_features(mnb, max_features=2)]
+    assert plots["feature_prob"]["feature"].values.tolist() == shown
+
+
+def test_plot_trace_is_compact_beyond_twelve_scalars(mnb):
+    # 2 class_prob + 2 x 6 feature_prob = 14 scalars: one row per variable, density and trace.
+    assert _panels(rp.plot_trace(mnb, max_features=6)) == 2 * 2
+    assert _panels(rp.plot_trace(mnb, max_features=1)) == 2 * (2 + 2)
+
+
+@pytest.mark.parametrize("plot", [rp.plot_rank, rp.plot_ess])
+def test_rank_and_ess_plots_have_one_panel_per_scalar(mnb, plot):
+    pc = plot(mnb, max_features=2)
+    assert isinstance(pc, PlotCollection)
+    assert _panels(pc) == 2 + 2 * 2
+
+
+def test_unknown_var_names_are_rejected(mnb):
+    with pytest.raises(ValueError, match="not in the posterior"):
+        rp.plot_rank(mnb, var_names=["theta"])
+
+
+def test_plot_energy_explains_that_conjugate_fits_have_no_energy(mnb):
+    assert not rp.has_energy(mnb)
+    with pytest.raises(ValueError, match="conjugate"):
+        rp.plot_energy(mnb)
+
+
+# -- posterior against closed forms and prior -------------------------------------------------
+
+
+def test_reference_lines_sit_at_add_lambda_and_mle(mnb):
+    pc = rp.plot_posterior_vs_closed_form(mnb, max_features=2)
+    figure = _figure(pc)
+    n_scalars = 2 + 2 * 2
+    assert _panels(pc) == n_scalars
+    chosen = rp.selected_features(mnb, max_features=2)
+    stats = mnb.closed_form_.sel(feature=chosen)
+    for label, name in (("add-λ", "feature_prob"), ("MLE", "feature_prob_mle")):
+        assert len(_labelled_lines(figure, label)) == n_scalars
+        lines = pc.viz[label]["feature_prob"]
+        for c in range(len(mnb.classes_)):
+            for j in range(len(chosen)):
+                x = lines.isel({"class": c, "feature": j}).item().get_xdata()[0]
+                assert x == pytest.approx(stats[name].values[c, j], rel=1e-12)
+    assert not _labelled_lines(figure, "MAP")  # compute_map=False
+
+
+def test_map_line_sits_at_the_closed_form_posterior_mode(text_data):
+    X, y, _, _ = text_data
+    # alpha = 2 keeps the Dirichlet mode interior: (n + 1) / (N + V).
+    est = MultinomialNB(alpha=2.0, inference="conjugate", draws=100, random_seed=0).fit(X, y)
+    pc = rp.plot_posterior_vs_closed_form(est, var_names=["feature_prob"], max_features=3)
+    chosen = rp.selected_features(est, max_features=3)
+    mode = cf.dirichlet_mode(est.closed_form_["feature_count"].values, 2.0)
+    columns = [list(est.closed_form_["feature"].values).index(f) for f in chosen]
+    lines = pc.viz["MAP"]["feature_prob"]
+    drawn = np.vectorize(lambda line: line.get_xdata()[0])(lines.values)
+    np.testing.assert_allclose(drawn, mode[:, columns], atol=1e-4)
+
+
+def test_prior_posterior_draws_both_densities(mnb):
+    pc = rp.plot_prior_posterior(mnb, max_features=1)
+    assert isinstance(pc, PlotCollection)
+    for panel in pc.viz["plot"]["feature_prob"].values.flat:
+        assert len(panel.lines) == 2  # prior and posterior
+
+
+def test_top_features_lists_the_k_most_probable_words_per_class(mnb):
+    figure = rp.plot_top_features(mnb, k=5)
+    assert len(figure.axes) == len(mnb.classes_)
+    for ax, cls in zip(figure.axes, mnb.classes_, strict=True):
+        probs = mnb.closed_form_["feature_prob"].sel({"class": cls}).to_series()
+        expected = list(probs.sort_values(ascending=False, kind="stable").index[:5])
+        ticks = sorted(ax.get_yticklabels(), key=lambda t: -t.get_position()[1])
+        shown = [t.get_text() for t in ticks]  # top row first
+        assert shown == expected
+        assert len(ax.collections) == 2  # thin (94 %) and thick (50 %) interval lines
+
+
+# -- GDA ------------------------------------------------------------------------------------------
+
+
+def test_mu_pair_plot_is_a_plot_matrix(gda):
+    assert isinstance(rp.plot_mu_pair(gda), PlotMatrix)
+
+
+def test_top_features_of_two_class_gda_are_the_log_odds_weights(gda):
+    (ax,) = rp.plot_top_features(gda, k=2).axes
+    assert ax.get_title() == "log-odds of class 1"
+    assert len(ax.get_yticklabels()) == 2
+
+
+def test_decision_boundary_draws_one_line_per_posterior_draw(gda, gda_data):
+    _, _, X_test, y_test = gda_data
+    figure = rp.plot_decision_boundary(gda, X_test, y_test, n_boundaries=30)
+    (ax,) = figure.axes
+    gids = [c.get_gid() for c in ax.collections]
+    assert gids.count("posterior draw") == 30
+    assert gids.count("posterior mean") == 1
+
+
+def test_discriminant_plane_of_two_features_is_the_feature_plane(gda, gda_data):
+    plane = rp.discriminant_plane(gda, gda_data[0])
+    np.testing.assert_array_equal(plane.basis, np.eye(2))
+    assert plane.axis_labels == ("x0", "x1")
+
+
+def test_more_features_are_projected_on_the_discriminant_directions():
+    rng = np.random.default_rng(2)
+    codes = np.arange(150) % 3
+    X = rng.normal(size=(150, 4)) + 3.0 * np.eye(4)[codes]
+    est = GaussianDiscriminantAnalysis(
+        inference="conjugate", compute_map=False, draws=50, random_seed=0
+    ).fit(X, codes)
+    plane = rp.discriminant_plane(est, X)
+    # The plane is spanned by Σ⁻¹-orthonormal directions: basisᵀ Σ⁻¹ basis = I.
+    precision = np.linalg.inv(est.closed_form_["cov"].values)
+    np.testing.assert_allclose(plane.basis.T @ precision @ plane.basis, np.eye(2), atol=1e-10)
+    figure = rp.plot_decision_boundary(est, X, codes, n_boundaries=5)
+    assert figure.axes[0].get_xlabel() == "discriminant direction 1"
+
+
+def test_gda_plots_refuse_naive_bayes(mnb, text_data):
+    with pytest.raises(ValueError, match="GaussianDiscriminantAnalysis"):
+        rp.plot_mu_pair(mnb)
+    with pytest.raises(ValueError, match="GaussianDiscriminantAnalysis"):
+        rp.plot_decision_boundary(mnb, text_data[2], text_data[3])
+
+
+# -- held-out data -------------------------------------------------------------------------------
+
+
+def test_calibration_table_bins_every_example_once(mnb, text_data):
+    _, _, X_test, y_test = text_data
+    table = rp.calibration_table(mnb, X_test, y_test, n_bins=5)
+    assert table["n"].sum() == len(y_test)
+    assert ((table["accuracy_lower"] <= table["accuracy"]) | (table["accuracy"] == 1)).all()
+    assert table["accuracy"].between(0, 1).all()
+    figure = rp.plot_calibration(mnb, X_test, y_test)
+    assert len(figure.axes) == 2
+
+
+def test_predictive_intervals_show_one_interval_per_example(mnb, text_data):
+    _, _, X_test, y_test = text_data
+    figure = rp.plot_predictive_intervals(mnb, X_test, y_test, max_examples=10)
+    (ax,) = figure.axes
+    points = sum(len(line.get_xdata()) for line in ax.lines if line.get_marker() == "o")
+    assert points == 10
+
+
+def test_unknown_labels_are_rejected(mnb, text_data):
+    with pytest.raises(ValueError, match="not among the fitted classes_"):
+        rp.plot_calibration(mnb, text_data[2], ["eggs"] * len(text_data[3]))
+
+
+# -- the report --------------------------------------------------------------------------------
+
+
+def test_report_writes_the_tables_the_plots_and_index_html(mnb_report):
+    folder = mnb_report.parent
+    assert mnb_report.name == "index.html"
+    pngs = {p.name for p in folder.glob("*.png")}
+    assert pngs == {
+        "trace.png",
+        "rank.png",
+        "ess.png",
+        "top_features.png",
+        "posterior_vs_closed_form.png",
+        "prior_posterior.png",
+        "calibration.png",
+        "predictive_intervals.png",
+    }
+    for name in pngs:
+        assert (folder / name).read_bytes()[:8] == PNG_MAGIC
+    summary = pd.read_csv(folder / "summary.csv", index_col=0)
+    assert {"mean", "sd", "ess_bulk", "r_hat"} <= set(summary.columns)
+    assert any(label.startswith("class_prob[") for label in summary.index)
+    assert len(pd.read_csv(folder / "comparison.csv")) > 0
+
+
+def test_report_escapes_class_and_feature_names(mnb_report):
+    text = mnb_report.read_text(encoding="utf-8")
+    assert html.escape(SCRIPT) in text
+    assert html.escape(CLASSES[1]) in text
+    assert "<script" not in text.lower()
+    assert "<i>" not in text
+
+
+def test_report_links_only_files_next_to_it(mnb_report):
+    text = mnb_report.read_text(encoding="utf-8")
+    for attribute in ("src", "href"):
+        for target in text.split(f'{attribute}="')[1:]:
+            target = target.split('"')[0]
+            assert "/" not in target and ":" not in target
+            assert (mnb_report.parent / target).is_file()
+    assert "<link" not in text
+
+
+def test_report_says_why_energy_is_missing(mnb_report):
+    text = mnb_report.read_text(encoding="utf-8")
+    assert "Energy</b>: Not drawn" in text
+    assert "inference=&#x27;conjugate&#x27;" in text
+
+
+def test_report_of_gda_adds_the_mean_pairs_and_the_boundary(gda, gda_data, tmp_path):
+    _, _, X_test, y_test = gda_data
+    index = rp.report(gda, tmp_path, X_test, y_test, max_features=2)
+    names = {p.name for p in tmp_path.glob("*.png")}
+    assert {"mu_pair.png", "decision_boundary.png", "calibration.png"} <= names
+    assert plt.get_fignums() == []  # the report closes every figure it draws
+    assert index.read_text(encoding="utf-8").count("<img ") == len(names)
+
+
+def test_report_without_held_out_data_lists_those_plots_as_skipped(gda, tmp_path):
+    text = rp.report(gda, tmp_path, max_features=1).read_text(encoding="utf-8")
+    assert text.count("needs held-out data") == 2
+    assert "Decision boundary</b>: Not drawn: needs data" in text
+
+
+@pytest.mark.slow
+def test_report_of_a_nuts_fit_has_the_energy_plot(text_data, tmp_path):
+    X, y, _, _ = text_data
+    est = MultinomialNB(
+        inference="nuts", compute_map=False, draws=200, tune=200, random_seed=0, prior_draws=0
+    ).fit(X, y)
+    assert isinstance(rp.plot_energy(est), PlotCollection)
+    rp.report(est, tmp_path)
+    assert (tmp_path / "energy.png").read_bytes()[:8] == PNG_MAGIC
+
+
+def _chromium(tmp_path):
+    if not (CHROMIUM.exists() and CHROMEDRIVER.exists()):
+        pytest.skip(
+            "needs Debian's chromium and chromium-driver (/usr/bin/chromium, "
+            "/usr/bin/chromedriver); .ci/run installs them"
+        )
+    webdriver = pytest.importorskip("selenium.webdriver")
+    options = webdriver.ChromeOptions()
+    options.binary_location = str(CHROMIUM)
+    for argument in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--no-first-run",
+        f"--user-data-dir={tmp_path / 'chromium-profile'}",
+    ):
+        options.add_argument(argument)
+    service = webdriver.ChromeService(executable_path=str(CHROMEDRIVER))
+    return webdriver.Chrome(options=options, service=service)
+
+
+def test_index_html_renders_every_image_in_headless_chromium(mnb_report, tmp_path):
+    from selenium.common.exceptions import NoAlertPresentException
+    from selenium.webdriver.common.by import By
+
+    # A copy in a new place shows that the folder is self-contained.
+    folder = shutil.copytree(mnb_report.parent, tmp_path / "copied")
+    driver = _chromium(tmp_path)
+    try:
+        driver.get((folder / "index.html").as_uri())
+        images = driver.execute_script(
+            "return Array.from(document.images).map("
+            "img => [img.getAttribute('src'), img.complete && img.naturalWidth > 0])"
+        )
+        assert len(images) == len(list(folder.glob("*.png")))
+        assert all(loaded for _, loaded in images), images
+        assert driver.find_elements(By.TAG_NAME, "script") == []
+        with pytest.raises(NoAlertPresentException):
+            driver.switch_to.alert.text  # noqa: B018
+        body = driver.find_element(By.TAG_NAME, "body").text
+        assert SCRIPT in body and CLASSES[1] in body  # shown as text, not markup
+    finally:
+        driver.quit()
