@@ -26,6 +26,8 @@ import scipy.sparse as sp
 import xarray as xr
 from scipy import stats as scipy_stats
 
+from bayesgen._callable import make_module_callable
+
 if TYPE_CHECKING:
     from arviz_plots import PlotCollection, PlotMatrix
     from matplotlib.figure import Figure
@@ -1033,3 +1035,8 @@ def _html(est, comparison, sections: list[_Section], selection: list[str]) -> st
 </body>
 </html>
 """
+
+
+# ``bayesgen.report`` is this module once it is imported; keep ``bayesgen.report(est, dir)``
+# working (see bayesgen._callable).
+make_module_callable(__name__, "report")

@@ -1,0 +1,124 @@
+"""Sphinx configuration for the bayesgen documentation.
+
+The build needs no network: no intersphinx inventories are fetched, and the gallery images are
+drawn locally by ``_scripts/make_gallery.py`` before the pages are read. (The rendered HTML
+loads MathJax from its CDN when a reader opens a page, which is Sphinx's default.)
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from sphinx.util import logging
+
+DOCS = Path(__file__).resolve().parent
+ROOT = DOCS.parent
+sys.path.insert(0, str(ROOT))  # the checkout's bayesgen, even without an editable install
+
+import bayesgen  # noqa: E402
+
+logger = logging.getLogger(__name__)
+
+# -- Project -------------------------------------------------------------------------------------
+
+project = "bayesgen"
+author = "The bayesgen developers"
+copyright = "The bayesgen developers"
+version = release = bayesgen.__version__
+
+# -- Extensions ----------------------------------------------------------------------------------
+
+extensions = [
+    "myst_parser",
+    "sphinx.ext.autodoc",
+    "sphinx.ext.autosummary",  # numpydoc loads it anyway; it must not generate stub pages
+    "sphinx.ext.mathjax",
+    "sphinx.ext.viewcode",
+    "numpydoc",
+    "sphinx_copybutton",
+]
+
+source_suffix = {".md": "markdown"}
+root_doc = "index"
+exclude_patterns = ["_build", "_scripts", ".gitignore", "Thumbs.db", ".DS_Store"]
+templates_path: list[str] = []
+
+# MyST: $...$ and $$...$$ maths, amsmath environments (align, ...), ::: fences.
+myst_enable_extensions = ["dollarmath", "amsmath", "colon_fence", "deflist"]
+myst_heading_anchors = 3
+myst_dmath_double_inline = True
+
+# autodoc / numpydoc. Members are listed explicitly on the API page, so numpydoc does not
+# generate autosummary tables of class members (which would need stub pages).
+autodoc_typehints = "none"  # the numpydoc "Parameters" sections already give the types
+autodoc_member_order = "bysource"
+autosummary_generate = False
+numpydoc_show_class_members = False
+numpydoc_show_inherited_class_members = False
+numpydoc_class_members_toctree = False
+numpydoc_xref_param_type = False
+numpydoc_use_plots = False
+
+# No network at build time: no inventories to fetch.
+intersphinx_mapping: dict = {}
+
+# -- HTML ----------------------------------------------------------------------------------------
+
+html_theme = "pydata_sphinx_theme"
+html_title = f"bayesgen {release}"
+html_static_path = ["_static"]
+html_theme_options = {
+    "navigation_with_keys": False,
+    "show_toc_level": 2,
+    "secondary_sidebar_items": ["page-toc"],
+    "footer_start": ["copyright"],
+    "footer_end": ["sphinx-version", "theme-version"],
+}
+html_show_sourcelink = False
+copybutton_prompt_text = r"\$ |>>> |\.\.\. "
+copybutton_prompt_is_regexp = True
+
+# -- Gallery -------------------------------------------------------------------------------------
+
+
+def _make_gallery(app, config) -> None:
+    """Draw the gallery PNGs into _static/gallery before any page is read.
+
+    Connected to ``config-inited`` ahead of Sphinx's own check that ``_static`` exists (a fresh
+    checkout has no ``_static``: its only content is the git-ignored gallery).
+
+    Run in a subprocess so that matplotlib and the fits leave no state in the Sphinx process; a
+    failure stops the build (the gallery page would otherwise show broken images).
+    """
+    script = DOCS / "_scripts" / "make_gallery.py"
+    out_dir = DOCS / "_static" / "gallery"
+    paths = [str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])]
+    env = dict(os.environ, MPLBACKEND="Agg", PYTHONPATH=os.pathsep.join(paths))
+    start = time.perf_counter()
+    subprocess.run([sys.executable, str(script), str(out_dir)], check=True, env=env, cwd=ROOT)
+    logger.info(f"gallery: images drawn in {time.perf_counter() - start:.1f} s")
+
+
+# The package exports its main names lazily from the modules listed in ``bayesgen._LAZY``
+# (``bayesgen.MultinomialNB`` is defined in ``bayesgen.estimators``). Docstrings use either
+# spelling, so resolve the short one to the documented object.
+_SHORT_NAMES = {f"bayesgen.{name}": f"{module}.{name}" for name, module in bayesgen._LAZY.items()}
+
+
+def _resolve_short_name(app, env, node, contnode):
+    target = _SHORT_NAMES.get(node.get("reftarget", ""))
+    if node.get("refdomain") != "py" or target is None:
+        return None
+    return env.get_domain("py").resolve_xref(
+        env, node["refdoc"], app.builder, node["reftype"], target, node, contnode
+    )
+
+
+def setup(app):
+    app.connect("config-inited", _make_gallery, priority=100)
+    app.connect("missing-reference", _resolve_short_name)
+    return {"parallel_read_safe": True}
