@@ -35,6 +35,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         return args.run(args)
+    except BrokenPipeError:  # e.g. `bayesgen compare m.nc | head`: the reader left early
+        sys.stderr.close()
+        return 0
     except (ValueError, TypeError, FileNotFoundError, KeyError) as error:
         message = error.args[0] if isinstance(error, KeyError) and error.args else error
         print(f"bayesgen {args.command}: error: {message}", file=sys.stderr)

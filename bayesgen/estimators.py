@@ -344,9 +344,9 @@ class BernoulliNB(_NaiveBayes):
         Threshold mapping X to 0/1; None requires 0/1 input."""
         + _INFERENCE_PARAMS
         + """
-    Attributes
-    ----------
-    See :class:`MultinomialNB`.
+    Notes
+    -----
+    The fitted attributes are those of :class:`MultinomialNB`.
     """
     )
 
