@@ -20,6 +20,8 @@ _LAZY = {
     "compare": "bayesgen.compare",
     "compare_predictions": "bayesgen.compare",
     "lambda_sweep": "bayesgen.compare",
+    "plot_lambda_sweep": "bayesgen.compare",
+    "predictive_probabilities": "bayesgen.compare",
     "report": "bayesgen.report",
 }
 

@@ -140,7 +140,7 @@ def _parser() -> argparse.ArgumentParser:
         help="download the SMS Spam Collection when no --data-path is given",
     )
     demo.add_argument("--inference", choices=["nuts", "conjugate"], default="nuts")
-    demo.add_argument("--draws", type=int, default=500, help="posterior draws per chain")
+    demo.add_argument("--draws", type=int, default=1000, help="posterior draws per chain")
     demo.add_argument("--tune", type=int, default=500, help="NUTS tuning steps per chain")
     demo.add_argument("--seed", type=int, default=0)
     demo.add_argument("--alpha", type=float, default=1.0, help="smoothing λ")

@@ -173,8 +173,9 @@ class Comparison:
                 if self.map_computed
                 else "MAP not computed"
             ),
-            f"diagnostics: {self.divergences} divergences, R-hat ≤ {s['rhat_max']:g}, "
-            f"bulk ESS ≥ {s['ess_min']:g}",
+            f"diagnostics: {self.divergences} divergences, max R-hat "
+            f"{np.nanmax(self.table['r_hat']):.4g} (threshold {s['rhat_max']:g}), min bulk ESS "
+            f"{np.nanmin(self.table['ess_bulk']):.0f} (threshold {s['ess_min']:g})",
             "OK: every row agrees and the diagnostics are clean."
             if self.ok
             else "NOT OK: see the warnings below.",
@@ -325,7 +326,14 @@ def compare(
     chains, draws = posterior.sizes["chain"], posterior.sizes["draw"]
     divergences = _divergences(est.idata_)
     warnings, diagnostics_ok = _diagnose(
-        table, z_ok, map_ok, divergences, ess_min, rhat_max, z_threshold
+        table,
+        z_ok,
+        map_ok,
+        divergences,
+        ess_min,
+        rhat_max,
+        z_threshold,
+        exact_draws=est.inference == "conjugate",
     )
     if map_point is not None and no_joint_mode:
         warnings.append(_NO_JOINT_MODE_WARNING)
@@ -680,9 +688,20 @@ def _where(table: pd.DataFrame, index) -> str:
     return f"{row['variable']}[{row['coords']}]" if row["coords"] else row["variable"]
 
 
-def _diagnose(table, z_ok, map_ok, divergences, ess_min, rhat_max, z_threshold):
-    """Human-readable warnings, and whether the sampler diagnostics pass."""
+def _diagnose(
+    table, z_ok, map_ok, divergences, ess_min, rhat_max, z_threshold, *, exact_draws=False
+):
+    """Human-readable warnings, and whether the sampler diagnostics pass.
+
+    With ``exact_draws`` (independent draws from the conjugate posterior) there is no Markov
+    chain to converge: an R-hat above the threshold or a low ESS is chance fluctuation of
+    independent draws, so it is reported but does not fail the check.
+    """
     warnings, clean = [], True
+    exact_note = (
+        " These are exact independent draws, so this is chance fluctuation, not a convergence "
+        "failure; it does not fail the check."
+    )
     z = np.abs(table["z"].to_numpy())
     if not z_ok.all():
         worst = int(np.nanargmax(np.where(z_ok, -np.inf, z)))
@@ -711,21 +730,27 @@ def _diagnose(table, z_ok, map_ok, divergences, ess_min, rhat_max, z_threshold):
     r_hat = table["r_hat"].to_numpy()
     high = r_hat > rhat_max
     if high.any():
-        clean = False
+        clean = clean and exact_draws
         worst = int(np.nanargmax(r_hat))
         warnings.append(
             f"{int(high.sum())} parameters have R-hat > {rhat_max:g} (worst {r_hat[worst]:.4g} "
-            f"at {_where(table, worst)}): the chains have not mixed into one distribution. Run "
-            "longer (more tune and draws)."
+            f"at {_where(table, worst)})"
+            + (
+                "." + exact_note
+                if exact_draws
+                else ": the chains have not mixed into one distribution. Run longer (more tune "
+                "and draws)."
+            )
         )
     ess = table["ess_bulk"].to_numpy()
     low = ess < ess_min
     if low.any():
-        clean = False
+        clean = clean and exact_draws
         worst = int(np.nanargmin(ess))
         warnings.append(
             f"{int(low.sum())} parameters have bulk ESS < {ess_min:g} (lowest {ess[worst]:.0f} at "
             f"{_where(table, worst)}): their MCSE, and so z, is unreliable. Draw more."
+            + (exact_note if exact_draws else "")
         )
     reason = table["reason"]
     boundary = reason.str.startswith("boundary")

@@ -114,9 +114,14 @@ def demo_jobs(args: argparse.Namespace) -> list[Job]:
     }
     digits = load_digits()
     pixels = [f"pixel_{r}_{c}" for r in range(8) for c in range(8)]
-    d = _split(pd.DataFrame(digits.data, columns=pixels), digits.target)
+    # _split returns (X_train, X_test, y_train, y_test); Job wants X_train, y_train, X_test, y_test.
+    dX_train, dX_test, dy_train, dy_test = _split(
+        pd.DataFrame(digits.data, columns=pixels), digits.target
+    )
+    d = (dX_train, dy_train, dX_test, dy_test)
     wine = load_wine(as_frame=True)
-    w = _split(wine.data, wine.target_names[wine.target])
+    wX_train, wX_test, wy_train, wy_test = _split(wine.data, wine.target_names[wine.target])
+    w = (wX_train, wy_train, wX_test, wy_test)
     texts, labels = _text_corpus(args)
     t_train, t_test, l_train, l_test = _split(np.asarray(texts, dtype=object), np.asarray(labels))
     from sklearn.feature_extraction.text import CountVectorizer
@@ -134,10 +139,10 @@ def demo_jobs(args: argparse.Namespace) -> list[Job]:
         Job(
             "digits-categorical",
             bayesgen.CategoricalNB(alpha=args.alpha, n_categories=4, **common),
-            d[0] // 5,
-            d[2],
-            d[1] // 5,
-            d[3],
+            dX_train // 5,
+            dy_train,
+            dX_test // 5,
+            dy_test,
         ),
         Job("wine-gda", bayesgen.GaussianDiscriminantAnalysis(**common), *w),
         Job(

@@ -111,8 +111,14 @@ def _mpl_text(label) -> str:
     return str(label).replace("$", r"\$")
 
 
+#: Classes shown in the per-parameter plots (trace, rank, ESS, densities); with more classes
+#: (digits has 10) ArviZ would need more subplots than its ``plot.max_subplots`` limit of 40.
+MAX_PLOT_CLASSES = 4
+
+
 def _subset(ds: xr.Dataset, selection: list, *, for_matplotlib: bool = True) -> xr.Dataset:
-    """``ds`` restricted to the selected features.
+    """``ds`` restricted to the selected features and the first :data:`MAX_PLOT_CLASSES`
+    classes.
 
     Categorical (feature, category) cells become one ``feature`` dim labelled
     ``feature=category``; a covariance keeps the selected rows and columns. With
@@ -120,6 +126,8 @@ def _subset(ds: xr.Dataset, selection: list, *, for_matplotlib: bool = True) -> 
     """
     escape = _mpl_text if for_matplotlib else str
     labels = [escape(_feature_label(f)) for f in selection]
+    if "class" in ds.dims and ds.sizes["class"] > MAX_PLOT_CLASSES:
+        ds = ds.isel({"class": slice(0, MAX_PLOT_CLASSES)})
     if "category" in ds.dims:
         cells = {
             "feature": xr.DataArray([f for f, _ in selection], dims="cell"),

@@ -356,6 +356,7 @@ def test_divergences_make_the_comparison_fail(bernoulli):
 
 def test_chains_that_disagree_fail_r_hat(bernoulli):
     est = copy.copy(bernoulli)
+    est.inference = "nuts"  # chains that disagree are what a sampler that has not mixed gives
     posterior = est.idata_["posterior"].to_dataset()
     shifted = posterior["feature_prob"].values.copy()
     shifted[1] = np.clip(shifted[1] + 0.1, 0, 1)
@@ -369,14 +370,27 @@ def test_chains_that_disagree_fail_r_hat(bernoulli):
     assert any("R-hat > 1.01" in w for w in result.warnings)
 
 
-def test_few_draws_fail_the_ess_check():
-    est = MultinomialNB(
+def few_draws_fit():
+    return MultinomialNB(
         inference="conjugate", draws=50, compute_map=False, random_seed=0, prior_draws=0
     ).fit(*count_data())
+
+
+def test_few_mcmc_draws_fail_the_ess_check():
+    est = few_draws_fit()
+    est.inference = "nuts"  # as if a sampler had produced these draws
     result = compare(est)
     assert (result.table["ess_bulk"] < 400).all()
     assert not result.ok
     assert any("bulk ESS < 400" in w for w in result.warnings)
+
+
+def test_exact_draws_report_low_ess_without_failing():
+    result = compare(few_draws_fit())
+    assert (result.table["ess_bulk"] < 400).all()
+    assert result.table["agrees"].all()
+    assert result.ok
+    assert any("bulk ESS < 400" in w and "chance fluctuation" in w for w in result.warnings)
 
 
 # --------------------------------------------------------------------------------------------
