@@ -430,14 +430,20 @@ def plot_mu_pair(est, *, max_features: int | None = None) -> PlotMatrix:
 
 @dataclass(frozen=True)
 class _Plane:
-    """A plane x = origin + basis @ c in feature space, with its 2-D coordinates c."""
+    """A plane x = origin + basis @ c in feature space, with its 2-D coordinates c.
+
+    ``projection`` (2, n_features) maps a point to c; ``projection @ basis`` is the identity.
+    For the discriminant plane it is the projection in the metric of Σ⁻¹ (c = Dᵀ L⁻¹ (x - o)),
+    not the Euclidean one, so that points sit where the classifier sees them.
+    """
 
     origin: np.ndarray  # (n_features,)
     basis: np.ndarray  # (n_features, 2)
+    projection: np.ndarray  # (2, n_features)
     axis_labels: tuple[str, str]
 
     def coordinates(self, X: np.ndarray) -> np.ndarray:
-        return np.linalg.lstsq(self.basis, (X - self.origin).T, rcond=None)[0].T
+        return (X - self.origin) @ self.projection.T
 
 
 def discriminant_plane(est, X) -> _Plane:
@@ -453,7 +459,7 @@ def discriminant_plane(est, X) -> _Plane:
     names = [str(name) for name in stats["feature"].values]
     n_features = len(names)
     if n_features == 2:
-        return _Plane(np.zeros(2), np.eye(2), (names[0], names[1]))
+        return _Plane(np.zeros(2), np.eye(2), np.eye(2), (names[0], names[1]))
     if n_features < 2:
         raise ValueError("plot_decision_boundary: needs at least two features.")
     class_prob = stats["class_prob"].values
@@ -470,7 +476,12 @@ def discriminant_plane(est, X) -> _Plane:
         spread -= spread @ directions @ directions.T  # what is left beyond the first direction
         _, _, rows = np.linalg.svd(spread - spread.mean(axis=0), full_matrices=False)
         directions = np.column_stack([directions, rows[: 2 - directions.shape[1]].T])
-    return _Plane(origin, chol @ directions, ("discriminant direction 1", "direction 2"))
+    # c = Dᵀ L⁻¹ (x - origin): the whitened coordinates along the discriminant directions. The
+    # class scores depend on x only through them (the whitened class means lie in their span).
+    projection = np.linalg.solve(chol.T, directions).T
+    return _Plane(
+        origin, chol @ directions, projection, ("discriminant direction 1", "direction 2")
+    )
 
 
 def plot_decision_boundary(

@@ -388,3 +388,23 @@ def test_index_html_renders_every_image_in_headless_chromium(mnb_report, tmp_pat
         assert SCRIPT in body and CLASSES[1] in body  # shown as text, not markup
     finally:
         driver.quit()
+
+
+def test_discriminant_plane_puts_points_where_the_classifier_sees_them():
+    # Wine's features differ in scale by 1000x (proline): a Euclidean projection onto the
+    # plane would misplace the points. In the plane's coordinates, the posterior-mean scores
+    # at the projected point must pick the same class as at the point itself.
+    from sklearn.datasets import load_wine
+
+    from bayesgen import GaussianDiscriminantAnalysis
+    from bayesgen.report import discriminant_plane
+
+    X, y = load_wine(return_X_y=True)
+    est = GaussianDiscriminantAnalysis(
+        inference="conjugate", draws=200, compute_map=False, prior_draws=0, random_seed=0
+    ).fit(X, y)
+    plane = discriminant_plane(est, X)
+    on_plane = plane.origin + plane.coordinates(X) @ plane.basis.T
+    scores_full = X @ est.coef_.T + est.intercept_
+    scores_plane = on_plane @ est.coef_.T + est.intercept_
+    np.testing.assert_array_equal(scores_plane.argmax(axis=1), scores_full.argmax(axis=1))
