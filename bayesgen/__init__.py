@@ -18,10 +18,10 @@ _LAZY = {
     "NormalInverseWishart": "bayesgen.closed_form",
     "load": "bayesgen.io",
     "compare": "bayesgen.compare",
-    "compare_predictions": "bayesgen.compare",
-    "lambda_sweep": "bayesgen.compare",
-    "plot_lambda_sweep": "bayesgen.compare",
-    "predictive_probabilities": "bayesgen.compare",
+    "compare_predictions": "bayesgen.predictions",
+    "predictive_probabilities": "bayesgen.predictions",
+    "lambda_sweep": "bayesgen.sweep",
+    "plot_lambda_sweep": "bayesgen.sweep",
     "report": "bayesgen.report",
 }
 

@@ -66,6 +66,7 @@ class _GenerativeClassifier(ClassifierMixin, BaseEstimator):
             nuts_sampler=self.nuts_sampler,
             target_accept=self.target_accept,
             progressbar=self.progressbar,
+            stats=stats,
             **common,
         )
 

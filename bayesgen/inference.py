@@ -43,6 +43,7 @@ def sample_nuts(
     prior_draws: int = 500,
     progressbar: bool = False,
     dtype: str = "float64",
+    stats: xr.Dataset | None = None,
 ) -> xr.DataTree:
     """Draw from the posterior of ``model`` with NUTS, and from its prior.
 
@@ -66,6 +67,11 @@ def sample_nuts(
     progressbar : bool
     dtype : {"float64", "float32"}
         Storage type of the draws; float32 halves memory.
+    stats : xarray.Dataset, optional
+        The closed-form Dataset the model was built from. Its sufficient statistics are added to
+        ``constant_data`` (next to the model's ``pm.Data``, which for some models hold them only
+        in a transformed form, e.g. ``cell_count``, ``scatter_root``), so that both inference
+        paths store the same statistics under the same names.
     """
     import os
 
@@ -94,6 +100,14 @@ def sample_nuts(
     for group in ("prior_predictive", "observed_data"):
         if group in idata.children:
             del idata[group]
+    if stats is not None:
+        data = idata["constant_data"].to_dataset() if "constant_data" in idata.children else None
+        statistics = _statistics(stats)
+        if data is not None:
+            statistics = xr.merge(
+                [data, statistics], join="exact", compat="no_conflicts", combine_attrs="override"
+            )
+        idata["constant_data"] = statistics
     return _finish(idata, dtype=dtype, library="pymc")
 
 

@@ -148,5 +148,7 @@ def _netcdf_safe(dataset: xr.Dataset) -> xr.Dataset:
 def _restore_closed_form(dataset: xr.Dataset) -> xr.Dataset:
     for name, variable in dataset.data_vars.items():
         if variable.attrs.get("bayesgen_dtype") == "bool":
-            dataset[name] = variable.astype(bool)
+            restored = variable.astype(bool)
+            del restored.attrs["bayesgen_dtype"]  # the marker is not part of the saved data
+            dataset[name] = restored
     return dataset

@@ -23,15 +23,10 @@ from bayesgen import (
     GaussianDiscriminantAnalysis,
     MultinomialNB,
 )
-from bayesgen.compare import (
-    TABLE_COLUMNS,
-    compare,
-    compare_predictions,
-    lambda_sweep,
-    mc_diagnostics,
-    plot_lambda_sweep,
-    predictive_probabilities,
-)
+from bayesgen.compare import TABLE_COLUMNS, compare
+from bayesgen.diagnostics import mc_diagnostics
+from bayesgen.predictions import compare_predictions, predictive_probabilities
+from bayesgen.sweep import lambda_sweep, plot_lambda_sweep
 
 MAP_TOL = {"rtol": 1e-3, "atol": 1e-4}  # compare()'s documented MAP tolerance
 WORDS = ["free", "money", "meeting", "lunch"]

@@ -3,7 +3,7 @@
 Called by ``docs/conf.py`` at the start of every build. Every model is fitted with
 ``inference="conjugate"`` and ``compute_map=False``: exact draws from the conjugate posterior
 and no PyTensor compilation, so the whole gallery takes seconds. The figures come from the
-package's own plot functions (:mod:`bayesgen.report`, :func:`bayesgen.compare.plot_lambda_sweep`),
+package's own plot functions (:mod:`bayesgen.report`, :func:`bayesgen.sweep.plot_lambda_sweep`),
 so the gallery shows what users get. Two figures that illustrate the maths page are drawn here
 with matplotlib.
 
@@ -31,7 +31,7 @@ from bayesgen import closed_form as cf
 from bayesgen.data import vectorize_text
 
 # The modules, not the functions of the same names that ``bayesgen`` exports lazily.
-compare = importlib.import_module("bayesgen.compare")
+sweep_module = importlib.import_module("bayesgen.sweep")
 report = importlib.import_module("bayesgen.report")
 
 SEED = 0
@@ -119,7 +119,7 @@ def iris_gda():
     return _fit(bayesgen.GaussianDiscriminantAnalysis(), X, y)
 
 
-# -- bayesgen.report / bayesgen.compare figures ----------------------------------------------------
+# -- bayesgen.report / bayesgen.sweep figures -- ----------------------------------------------------
 
 
 def plot_posterior_vs_closed_form(out: Path) -> None:
@@ -135,10 +135,10 @@ def plot_prior_posterior(out: Path) -> None:
 
 
 def plot_lambda_sweep(out: Path) -> None:
-    sweep = compare.lambda_sweep(
+    sweep_table = sweep_module.lambda_sweep(
         seed_counts(), LABELS, lambdas=(0.1, 0.3, 1, 3, 10), compute_map=False, random_seed=SEED
     )
-    _save(compare.plot_lambda_sweep(sweep, max_parameters=6), out)
+    _save(sweep_module.plot_lambda_sweep(sweep_table, max_parameters=6), out)
 
 
 def plot_top_features(out: Path) -> None:

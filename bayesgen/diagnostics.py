@@ -1,0 +1,124 @@
+"""Monte Carlo diagnostics (MCSE, bulk ESS, rank-normalised split R-hat) over many parameters.
+
+ArviZ's algorithms (Vehtari et al. 2021), vectorised over a block of parameters at once: ArviZ
+loops over parameters in Python, about 7 ms each for 2,000 draws, so 12 minutes for 100,000
+parameters. The tests check that the numbers equal ``az.mcse`` / ``az.ess`` / ``az.rhat``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def mc_diagnostics(draws: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """MCSE of the mean, bulk ESS and rank-normalised split R-hat of many parameters at once.
+
+    Parameters
+    ----------
+    draws : ndarray of shape (n_parameters, n_chains, n_draws)
+
+    Returns
+    -------
+    mcse, ess_bulk, r_hat : ndarray of shape (n_parameters,)
+        As ``az.mcse(method="mean")``, ``az.ess(method="bulk")`` and ``az.rhat()``; NaN
+        where those give NaN (fewer than 4 draws, R-hat with one chain, non-finite draws).
+    """
+    draws = np.asarray(draws, dtype=np.float64)
+    n_params, n_chains, n_draws = draws.shape
+    nan = np.full(n_params, np.nan)
+    if n_draws < 4 or n_params == 0:
+        return nan, nan.copy(), nan.copy()
+    finite = np.isfinite(draws).all(axis=(1, 2))
+    draws = np.where(finite[:, None, None], draws, 0.0)
+    split = _split_chains(draws)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        sd = draws.reshape(n_params, -1).std(axis=1, ddof=1)
+        mcse = sd / np.sqrt(_ess(split))
+        ess_bulk = _ess(_z_scale(split))
+        if n_chains >= 2:
+            median = np.median(split.reshape(n_params, -1), axis=1)[:, None, None]
+            r_hat = np.maximum(_rhat(_z_scale(split)), _rhat(_z_scale(np.abs(split - median))))
+        else:
+            r_hat = nan.copy()
+    return tuple(np.where(finite, value, np.nan) for value in (mcse, ess_bulk, r_hat))
+
+
+def _split_chains(draws: np.ndarray) -> np.ndarray:
+    """Each chain's first and last halves as separate chains (the middle draw of an odd count
+    is dropped)."""
+    half = draws.shape[-1] // 2
+    return np.concatenate([draws[..., :half], draws[..., -half:]], axis=1)
+
+
+def _z_scale(draws: np.ndarray) -> np.ndarray:
+    """Rank-normalise each parameter's draws (average ranks of ties, Blom's offset 3/8)."""
+    from scipy.special import ndtri
+
+    flat = draws.reshape(draws.shape[0], -1)
+    ranks = _average_ranks(flat)
+    return ndtri((ranks - 0.375) / (flat.shape[1] + 0.25)).reshape(draws.shape)
+
+
+def _average_ranks(flat: np.ndarray) -> np.ndarray:
+    """Ranks 1..n along axis 1, ties sharing their average rank (``scipy.stats.rankdata``'s
+    "average", several times faster on many rows)."""
+    n = flat.shape[1]
+    order = np.argsort(flat, axis=1)
+    ordered = np.take_along_axis(flat, order, axis=1)
+    position = np.arange(n)
+    starts = np.ones(flat.shape, dtype=bool)
+    starts[:, 1:] = ordered[:, 1:] != ordered[:, :-1]
+    ends = np.ones(flat.shape, dtype=bool)
+    ends[:, :-1] = starts[:, 1:]
+    first = np.maximum.accumulate(np.where(starts, position, 0), axis=1)
+    last = np.minimum.accumulate(np.where(ends, position, n)[:, ::-1], axis=1)[:, ::-1]
+    ranks = np.empty(flat.shape)
+    np.put_along_axis(ranks, order, (first + last) / 2.0 + 1.0, axis=1)
+    return ranks
+
+
+def _rhat(draws: np.ndarray) -> np.ndarray:
+    n_draws = draws.shape[-1]
+    between = n_draws * draws.mean(axis=-1).var(axis=1, ddof=1)
+    within = draws.var(axis=-1, ddof=1).mean(axis=1)
+    return np.sqrt((between / within + n_draws - 1) / n_draws)
+
+
+def _autocov(draws: np.ndarray) -> np.ndarray:
+    from scipy.fft import irfft, next_fast_len, rfft
+
+    n_draws = draws.shape[-1]
+    size = next_fast_len(2 * n_draws)
+    spectrum = rfft(draws - draws.mean(axis=-1, keepdims=True), n=size, axis=-1)
+    return irfft(spectrum * np.conjugate(spectrum), n=size, axis=-1)[..., :n_draws] / n_draws
+
+
+def _ess(draws: np.ndarray) -> np.ndarray:
+    """Effective sample size of (parameter, chain, draw) draws, with Geyer's initial positive
+    and monotone sequences, as ArviZ's ``_ess``."""
+    n_params, n_chains, n_draws = draws.shape
+    size = n_chains * n_draws
+    constant = np.ptp(draws, axis=(1, 2)) < np.finfo(np.float64).resolution
+    acov = _autocov(draws)
+    mean_var = acov[:, :, 0].mean(axis=1) * n_draws / (n_draws - 1.0)
+    var_plus = mean_var * (n_draws - 1.0) / n_draws
+    if n_chains > 1:
+        var_plus = var_plus + draws.mean(axis=-1).var(axis=1, ddof=1)
+    rho = 1.0 - (mean_var[:, None] - acov.mean(axis=1)) / var_plus[:, None]
+    rho[:, 0] = 1.0
+    # Pairs (ρ_2k, ρ_2k+1); ArviZ computes pair k while 2k - 1 < n_draws - 3 and stops at the
+    # first pair whose sum is not positive (pair K). Pairs before K enter through the running
+    # minimum of their sums (the monotone sequence), pair K through its even term only.
+    n_pairs = sum(1 for k in range(1, n_draws) if 2 * k - 1 < n_draws - 3)
+    sums = rho[:, 0 : 2 * n_pairs + 1 : 2] + rho[:, 1 : 2 * n_pairs + 2 : 2]
+    stops = sums <= 0
+    last_pair = np.where(stops.any(axis=1), stops.argmax(axis=1), n_pairs)
+    before = np.arange(n_pairs + 1)[None, :] < last_pair[:, None]
+    monotone = np.where(before, np.minimum.accumulate(sums, axis=1), 0.0).sum(axis=1)
+    even = rho[np.arange(n_params), 2 * last_pair]
+    last_sum = sums[np.arange(n_params), last_pair]
+    even = np.where((last_sum >= 0) | (even > 0), even, 0.0)
+    tau = np.maximum(-1.0 + 2.0 * monotone + even, 1.0 / np.log10(size))
+    ess = size / tau
+    ess = np.where(np.isnan(rho).any(axis=1), np.nan, ess)
+    return np.where(constant, float(size), ess)

@@ -1,0 +1,171 @@
+"""Predictions compared: plug-in add-λ vs MAP vs posterior-mean p(y | x) vs the exact predictive."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import xarray as xr
+
+from bayesgen import closed_form as cf
+from bayesgen.compare import _class_block, _feature_block
+
+PLUG_IN_NB = "plug-in add-λ"
+PLUG_IN_GDA = "plug-in NIW mean"
+MAP_METHOD = "MAP"
+POSTERIOR_MEAN = "posterior mean p(y|x)"
+EXACT = "exact predictive"
+
+
+def predictive_probabilities(est, X) -> dict[str, np.ndarray]:
+    """p(y = k | x) by every method that applies to ``est``.
+
+    Parameters
+    ----------
+    est : fitted bayesgen estimator
+    X : array-like of shape (n_samples, n_features)
+
+    Returns
+    -------
+    dict of str to ndarray of shape (n_samples, n_classes)
+        ``"plug-in add-λ"`` (``"plug-in NIW mean"`` for GDA): the closed-form estimates plugged
+        in; ``"MAP"``: the MAP point plugged in (when ``est.map_`` exists;
+        absent where some n + α < 1 leaves the posterior without a mode);
+        ``"posterior mean p(y|x)"``: p(y | x, θ) averaged over the draws
+        (``est.predict_proba``); ``"exact predictive"``: the parameters integrated out
+        analytically (Dirichlet-multinomial, or the add-λ plug-in for Bernoulli and categorical
+        features; a multivariate Student-t for conjugate GDA; absent under the LKJ prior).
+    """
+    est._check_fitted()
+    stats = est.closed_form_
+    model = stats.attrs["model"]
+    out = {PLUG_IN_GDA if model == "gda" else PLUG_IN_NB: cf.predict_proba(stats, X)}
+    if getattr(est, "map_", None) is not None and not _has_unbounded_density(stats):
+        out[MAP_METHOD] = _plug_in_proba(stats, est.map_, X)
+    out[POSTERIOR_MEAN] = est.predict_proba(X)
+    if model != "gda":
+        out[EXACT] = est.posterior_predictive_proba(X)
+    elif getattr(est, "cov_prior", "conjugate") == "conjugate":
+        out[EXACT] = _gda_predictive_proba(stats, X)
+    return out
+
+
+def compare_predictions(est, X, y) -> pd.DataFrame:
+    """Accuracy, log loss and Brier score of every way of turning the posterior into p(y | x).
+
+    Parameters
+    ----------
+    est : fitted bayesgen estimator
+    X : array-like of shape (n_samples, n_features)
+        Held-out features.
+    y : array-like of shape (n_samples,)
+        Their labels (each one of ``est.classes_``).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Indexed by ``method`` (see :func:`predictive_probabilities`; a method that does not
+        apply gives a row of NaN), with columns ``accuracy``, ``log_loss``, ``brier`` (Brier's
+        original score, the mean over examples of Σ_k (p_k − [y = k])², between 0 and 2),
+        ``max_abs_diff_vs_posterior_mean`` (the largest ``|Δp|`` over examples and classes against
+        the posterior-mean p(y | x)) and ``worst_example`` (the row where it occurs).
+    """
+    from sklearn.metrics import accuracy_score, brier_score_loss, log_loss
+
+    probabilities = predictive_probabilities(est, X)
+    classes = est.classes_
+    y = np.asarray(y)
+    reference = probabilities[POSTERIOR_MEAN]
+    plug_in = PLUG_IN_GDA if est.closed_form_.attrs["model"] == "gda" else PLUG_IN_NB
+    rows = {}
+    for method in (plug_in, MAP_METHOD, POSTERIOR_MEAN, EXACT):
+        proba = probabilities.get(method)
+        if proba is None:
+            rows[method] = dict.fromkeys(_PREDICTION_COLUMNS, np.nan)
+            continue
+        gap = np.abs(proba - reference).max(axis=1)
+        rows[method] = {
+            "accuracy": accuracy_score(y, classes[np.argmax(proba, axis=1)]),
+            "log_loss": log_loss(y, proba, labels=classes),
+            "brier": brier_score_loss(y, proba, labels=classes, scale_by_half=False),
+            "max_abs_diff_vs_posterior_mean": float(gap.max()),
+            "worst_example": int(np.argmax(gap)),
+        }
+    frame = pd.DataFrame.from_dict(rows, orient="index", columns=_PREDICTION_COLUMNS)
+    frame["worst_example"] = frame["worst_example"].astype("Int64")  # a row number, or <NA>
+    frame.index.name = "method"
+    return frame
+
+
+_PREDICTION_COLUMNS = [
+    "accuracy",
+    "log_loss",
+    "brier",
+    "max_abs_diff_vs_posterior_mean",
+    "worst_example",
+]
+
+
+def _has_unbounded_density(stats: xr.Dataset) -> bool:
+    """Whether some n + α < 1 leaves the posterior without a mode (see :func:`compare`)."""
+    blocks = [_class_block(stats, float(stats.attrs["class_alpha"]))]
+    if stats.attrs["model"] != "gda":
+        blocks.append(_feature_block(stats, stats.attrs["model"], float(stats.attrs["alpha"])))
+    return any(block.unbounded.any() for block in blocks)
+
+
+def _plug_in_proba(stats: xr.Dataset, point: xr.Dataset, X) -> np.ndarray:
+    """p(y | x) with the parameters of ``point`` (e.g. the MAP) plugged in."""
+    model = stats.attrs["model"]
+    if model == "gda":
+        replaced = stats.assign(
+            {name: point[name].astype(np.float64) for name in ("class_prob", "mu", "cov")}
+        )
+        return cf.predict_proba(replaced, X)
+    X = cf._prediction_features(stats, X)
+    log_class = _safe_log(point["class_prob"].values)
+    prob = np.asarray(point["feature_prob"].values, dtype=np.float64)
+    if model == "multinomial_nb":
+        joint = cf.multinomial_log_likelihood(X, log_class, _safe_log(prob))
+    elif model == "bernoulli_nb":
+        joint = cf.bernoulli_log_likelihood(X, log_class, _safe_log(prob), _safe_log(1 - prob))
+    else:
+        log_prob = np.where(stats["category_mask"].values, _safe_log(prob), -np.inf)
+        joint = cf.categorical_log_likelihood(X, log_class, log_prob)
+    return cf.normalize_log_proba(joint)
+
+
+def _safe_log(values) -> np.ndarray:
+    """log, with an optimizer's exact 0 (a boundary mode) clipped to the smallest normal."""
+    values = np.asarray(values, dtype=np.float64)
+    return np.log(np.maximum(values, np.finfo(np.float64).tiny))
+
+
+def _gda_predictive_proba(stats: xr.Dataset, X) -> np.ndarray:
+    """Exact p(y | x, data) for GDA under the normal-inverse-Wishart prior.
+
+    Integrating μ_k and Σ out of N(x | μ_k, Σ) gives a multivariate Student-t with ν_N − D + 1
+    degrees of freedom, location m_k and shape Ψ_N (κ_k + 1) / (κ_k (ν_N − D + 1)); π is
+    independent of (μ, Σ) a posteriori, so its mean multiplies in.
+    """
+    from scipy.stats import multivariate_t
+
+    X = np.asarray(cf._prediction_features(stats, X), dtype=np.float64)
+    prior = {
+        "mean": stats["prior_mean"].values,
+        "kappa": stats.attrs["prior_kappa"],
+        "dof": stats.attrs["prior_dof"],
+        "scale": stats["prior_scale"].values,
+    }
+    post = cf.niw_posterior(
+        stats["class_count"].values, stats["class_mean"].values, stats["scatter"].values, prior
+    )
+    dof = post["dof"] - X.shape[1] + 1
+    joint = np.column_stack(
+        [
+            multivariate_t.logpdf(
+                X, loc=post["mean"][k], shape=post["scale"] * (kappa + 1) / (kappa * dof), df=dof
+            )
+            for k, kappa in enumerate(post["kappa"])
+        ]
+    )
+    return cf.normalize_log_proba(joint + np.log(stats["class_prob"].values)[None, :])
