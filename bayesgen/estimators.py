@@ -7,6 +7,8 @@ the PyMC model on those statistics (:mod:`bayesgen.generative`), and inference
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import xarray as xr
 from sklearn.base import BaseEstimator, ClassifierMixin
@@ -118,18 +120,17 @@ class _GenerativeClassifier(ClassifierMixin, BaseEstimator):
         """
         self._check_fitted()
         X = cf._prediction_features(self.closed_form_, X)
-        posterior = self.idata_["posterior"]
+        posterior = self.idata_["posterior"].to_dataset()
         n_chains, n_draws = posterior.sizes["chain"], posterior.sizes["draw"]
-        flat = posterior.to_dataset().stack(sample=("chain", "draw")).transpose("sample", ...)
-        n_samples = flat.sizes["sample"]
-        per_draw = sum(variable[0].size for variable in flat.data_vars.values())
+        per_draw = sum(variable[0, 0].size for variable in posterior.data_vars.values())
         step = max(1, _DRAW_CHUNK_ELEMENTS // per_draw)
-        proba = np.empty((n_samples, X.shape[0], len(self.classes_)))
-        for start in range(0, n_samples, step):
-            chunk = flat.isel(sample=slice(start, start + step))
-            joint = self._draw_log_likelihood(X, chunk)
-            proba[start : start + step] = cf.normalize_log_proba(joint)
-        proba = proba.reshape(n_chains, n_draws, X.shape[0], len(self.classes_))
+        proba = np.empty((n_chains, n_draws, X.shape[0], len(self.classes_)))
+        # Slices of one chain at a time: no stacked copy of the whole posterior, which for a
+        # 20-class x 50,000-word model would be gigabytes.
+        for chain, start in itertools.product(range(n_chains), range(0, n_draws, step)):
+            chunk = posterior.isel(chain=chain, draw=slice(start, start + step))
+            joint = self._draw_log_likelihood(X, chunk.transpose("draw", ...))
+            proba[chain, start : start + step] = cf.normalize_log_proba(joint)
         return xr.DataArray(
             proba,
             dims=("chain", "draw", "obs", "class"),
