@@ -107,7 +107,12 @@ class _GenerativeClassifier(ClassifierMixin, BaseEstimator):
     def posterior_mean(self) -> xr.Dataset:
         """Posterior means of every parameter (dims class, feature, ...), in float64."""
         self._check_fitted()
-        return self.idata_["posterior"].to_dataset().astype("float64").mean(("chain", "draw"))
+        # Accumulate in float64 without a float64 copy of (possibly gigabytes of) float32 draws.
+        return (
+            self.idata_["posterior"]
+            .to_dataset()
+            .mean(("chain", "draw"), dtype="float64", skipna=False)
+        )
 
     # -- prediction --------------------------------------------------------------------------
 
