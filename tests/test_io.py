@@ -1,0 +1,213 @@
+"""Saving and loading fitted models (bayesgen.io)."""
+
+import json
+import subprocess
+import sys
+import textwrap
+
+import netCDF4
+import numpy as np
+import pandas as pd
+import pytest
+import xarray as xr
+from conftest import DATA, MODELS
+
+import bayesgen
+
+PREDICT_IN_A_NEW_PROCESS = textwrap.dedent(
+    """
+    import json, sys
+    import numpy as np, pandas as pd
+    import bayesgen
+
+    for job in json.load(open(sys.argv[1])):
+        est = bayesgen.load(job["model"])
+        X = np.load(job["X"])
+        if job["columns"] is not None:
+            X = pd.DataFrame(X, columns=job["columns"])
+        np.save(job["proba"], est.predict_proba(X))
+        with open(job["labels"], "w") as f:
+            json.dump([str(label) for label in est.predict(X)], f)
+    """
+)
+
+
+def _new_rows(name):
+    return DATA[name](seed=99, n=6)[0]
+
+
+def test_save_load_predict_in_a_fresh_process_gives_identical_probabilities(fits, tmp_path):
+    jobs, expected = [], {}
+    for name in MODELS:
+        est = fits.nuts(name).est
+        X_new = _new_rows(name)
+        est.save(tmp_path / f"{name}.nc")
+        np.save(tmp_path / f"{name}_X.npy", np.asarray(X_new))
+        columns = list(X_new.columns) if isinstance(X_new, pd.DataFrame) else None
+        jobs.append(
+            {
+                "model": str(tmp_path / f"{name}.nc"),
+                "X": str(tmp_path / f"{name}_X.npy"),
+                "columns": columns,
+                "proba": str(tmp_path / f"{name}_proba.npy"),
+                "labels": str(tmp_path / f"{name}_labels.json"),
+            }
+        )
+        expected[name] = (est.predict_proba(X_new), [str(v) for v in est.predict(X_new)])
+    (tmp_path / "jobs.json").write_text(json.dumps(jobs))
+    # the training data stay in this process: the child gets only the model files and new rows
+    result = subprocess.run(
+        [sys.executable, "-c", PREDICT_IN_A_NEW_PROCESS, str(tmp_path / "jobs.json")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=tmp_path,
+    )
+    assert result.returncode == 0, result.stderr
+    for name, job in zip(MODELS, jobs, strict=True):
+        proba, labels = expected[name]
+        loaded = np.load(job["proba"])
+        assert np.array_equal(loaded, proba), name
+        assert json.loads(open(job["labels"]).read()) == labels
+
+
+def test_load_restores_the_fitted_state(fits, tmp_path):
+    est = fits.map("categorical_nb").est
+    path = tmp_path / "model.nc"
+    est.save(path)
+    loaded = bayesgen.load(path)
+    assert type(loaded) is type(est)
+    assert loaded.get_params() == est.get_params()
+    np.testing.assert_array_equal(loaded.classes_, est.classes_)
+    assert loaded.closed_form_.identical(est.closed_form_)
+    assert loaded.closed_form_["category_mask"].dtype == bool
+    assert loaded.map_ is not None
+    xr.testing.assert_identical(loaded.map_, est.map_)
+    xr.testing.assert_identical(
+        loaded.idata_["posterior"].to_dataset(), est.idata_["posterior"].to_dataset()
+    )
+    for j in range(len(est.feature_log_prob_)):
+        np.testing.assert_array_equal(loaded.feature_log_prob_[j], est.feature_log_prob_[j])
+
+
+def test_load_keeps_the_gda_prior_and_float32_draws(fits, tmp_path):
+    est = fits.conjugate("gda", dtype="float32").est
+    est.save(tmp_path / "gda.nc")
+    loaded = bayesgen.load(tmp_path / "gda.nc")
+    assert loaded.idata_["posterior"]["mu"].dtype == np.float32
+    np.testing.assert_array_equal(loaded.prior.scale, est.prior.scale)
+    assert loaded.prior.kappa == est.prior.kappa
+    np.testing.assert_array_equal(loaded.feature_names_in_, est.feature_names_in_)
+    X_new = _new_rows("gda")
+    assert np.array_equal(loaded.predict_proba(X_new), est.predict_proba(X_new))
+
+
+# --------------------------------------------------------------------------------------------
+# Files that are not (readable) bayesgen models.
+
+
+@pytest.fixture
+def saved(fits, tmp_path):
+    path = tmp_path / "model.nc"
+    fits.conjugate("multinomial_nb").est.save(path)
+    return path
+
+
+@pytest.mark.parametrize("keep", [0.1, 0.5, 0.9])
+def test_truncated_file_gives_a_clear_error(saved, tmp_path, keep):
+    data = saved.read_bytes()
+    truncated = tmp_path / "truncated.nc"
+    truncated.write_bytes(data[: int(len(data) * keep)])
+    with pytest.raises(ValueError, match="not a readable bayesgen model"):
+        bayesgen.load(truncated)
+
+
+def test_foreign_netcdf_gives_a_clear_error(tmp_path):
+    path = tmp_path / "foreign.nc"
+    xr.Dataset({"temperature": ("time", [1.0, 2.0, 3.0])}).to_netcdf(path)
+    with pytest.raises(ValueError, match="not a bayesgen model"):
+        bayesgen.load(path)
+
+
+def test_newer_format_version_gives_a_clear_error(saved):
+    with netCDF4.Dataset(saved, "r+") as handle:
+        assert handle.getncattr("format") == "bayesgen-model"
+        handle.setncattr("format_version", 99)
+    with pytest.raises(ValueError, match="newer"):
+        bayesgen.load(saved)
+
+
+def test_missing_file_raises_file_not_found(tmp_path):
+    with pytest.raises(FileNotFoundError):
+        bayesgen.load(tmp_path / "nothing.nc")
+
+
+def test_save_needs_a_nc_suffix_and_a_fitted_estimator(fits, tmp_path):
+    from sklearn.exceptions import NotFittedError
+
+    with pytest.raises(ValueError, match=r"\.nc"):
+        fits.conjugate("multinomial_nb").est.save(tmp_path / "model.pkl")
+    with pytest.raises(NotFittedError):
+        bayesgen.MultinomialNB().save(tmp_path / "model.nc")
+    assert list(tmp_path.iterdir()) == []
+
+
+# --------------------------------------------------------------------------------------------
+# Atomic writes.
+
+
+def _failing_to_netcdf(self, filepath, *args, **kwargs):
+    with open(filepath, "wb") as handle:
+        handle.write(b"\x89HDF\r\n\x1a\n half a model")
+    raise OSError("No space left on device")
+
+
+def test_failed_save_leaves_no_file_and_no_temporary(fits, tmp_path, monkeypatch):
+    est = fits.conjugate("multinomial_nb").est
+    monkeypatch.setattr(xr.DataTree, "to_netcdf", _failing_to_netcdf)
+    with pytest.raises(OSError, match="No space"):
+        est.save(tmp_path / "model.nc")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_failed_save_keeps_the_previous_file_intact(fits, saved, monkeypatch):
+    before = saved.read_bytes()
+    monkeypatch.setattr(xr.DataTree, "to_netcdf", _failing_to_netcdf)
+    with pytest.raises(OSError):
+        fits.conjugate("bernoulli_nb").est.save(saved)
+    monkeypatch.undo()
+    assert saved.read_bytes() == before
+    assert [p.name for p in saved.parent.iterdir()] == [saved.name]
+    assert isinstance(bayesgen.load(saved), bayesgen.MultinomialNB)
+
+
+# --------------------------------------------------------------------------------------------
+# No pickle: plain NetCDF of numbers and strings.
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_model_file_holds_only_numbers_and_strings(fits, tmp_path, name):
+    path = tmp_path / "model.nc"
+    fits.nuts(name).est.save(path)
+    tree = xr.load_datatree(path, engine="netcdf4")
+    assert {"posterior", "prior", "constant_data", "sample_stats", "closed_form"} <= set(
+        tree.children
+    )
+    for node in tree.subtree:
+        for variable in node.dataset.variables.values():
+            assert variable.dtype.kind in "biufUS", (node.path, variable.name, variable.dtype)
+        attrs = [*node.attrs.values()] + [
+            value for var in node.dataset.variables.values() for value in var.attrs.values()
+        ]
+        for value in attrs:
+            assert isinstance(value, str | int | float | np.number | np.ndarray | list), value
+            if isinstance(value, np.ndarray):
+                assert value.dtype.kind in "biufUS"
+    assert tree.attrs["format"] == "bayesgen-model"
+    params = json.loads(tree.attrs["params"])
+    assert isinstance(params, dict) and params["random_seed"] == 20240
+    # and netCDF4 itself reads every group without any Python object (VLEN) types
+    with netCDF4.Dataset(path) as handle:
+        for group in handle.groups.values():
+            for variable in group.variables.values():
+                assert variable.dtype is str or np.dtype(variable.dtype).kind in "biufS"
