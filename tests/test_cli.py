@@ -164,3 +164,115 @@ def test_console_script_help_on_subcommand():
     )
     assert done.returncode == 0
     assert "--dataset" in done.stdout
+
+
+def _saved_toy_model(tmp_path, spam_csv):
+    model = tmp_path / "spam.nc"
+    assert (
+        main(
+            [
+                "fit",
+                "bernoulli",
+                str(spam_csv),
+                "--target",
+                "label",
+                "--text-column",
+                "text",
+                "--inference",
+                "conjugate",
+                "--draws",
+                "500",
+                "--no-map",
+                "--seed",
+                "2",
+                "--quiet",
+                "--output",
+                str(model),
+            ]
+        )
+        == 0
+    )
+    return model
+
+
+def test_compare_exits_zero_when_the_posterior_matches(capsys, tmp_path, spam_csv):
+    model = _saved_toy_model(tmp_path, spam_csv)
+    assert main(["compare", str(model)]) == 0
+    assert "OK: every row agrees" in capsys.readouterr().out
+
+
+def test_compare_exits_one_when_the_posterior_disagrees(capsys, tmp_path, spam_csv):
+    import xarray as xr
+
+    from bayesgen.io import load
+
+    model = _saved_toy_model(tmp_path, spam_csv)
+    est = load(model)
+    # Shift every posterior draw of feature_prob: its mean no longer equals add-λ.
+    posterior = est.idata_["posterior"].to_dataset()
+    shifted = (posterior["feature_prob"] * 0.9 + 0.05).clip(0, 1)
+    est.idata_["posterior"] = posterior.assign(feature_prob=shifted)
+    tampered = tmp_path / "tampered.nc"
+    est.save(tampered)
+    assert isinstance(xr.load_datatree(tampered), xr.DataTree)
+    capsys.readouterr()
+    assert main(["compare", str(tampered)]) == 1
+    assert "NOT OK" in capsys.readouterr().out
+
+
+SMS_SPAM = (
+    __import__("pathlib").Path(__file__).resolve().parents[2]
+    / "shared"
+    / "data"
+    / "sms_spam"
+    / "SMSSpamCollection.tsv"
+)
+
+
+@pytest.mark.skipif(not SMS_SPAM.exists(), reason=f"no SMS Spam Collection at {SMS_SPAM}")
+def test_demo_runs_the_text_models_on_sms_spam(capsys, tmp_path):
+    status = main(
+        [
+            "demo",
+            "--dataset",
+            "sms-spam",
+            "--data-path",
+            str(SMS_SPAM),
+            "--inference",
+            "conjugate",
+            "--draws",
+            "200",
+            "--no-map",
+            "--no-reports",
+            "--quiet",
+            "--models-dir",
+            str(tmp_path / "models"),
+        ]
+    )
+    assert status == 0
+    assert (tmp_path / "models" / "sms-spam-multinomial.nc").exists()
+    summary = capsys.readouterr().out.split("== Summary ==")[1]
+    row = next(line for line in summary.splitlines() if "sms-spam-multinomial" in line)
+    accuracy = float(row.split()[2])
+    assert accuracy > 0.95  # naive Bayes on SMS spam is ~98% accurate
+
+
+def test_demo_with_sms_spam_but_no_file_fails_clearly(capsys, tmp_path):
+    status = main(
+        [
+            "demo",
+            "--dataset",
+            "sms-spam",
+            "--data-path",
+            str(tmp_path / "absent.tsv"),
+            "--inference",
+            "conjugate",
+            "--no-map",
+            "--no-reports",
+            "--quiet",
+            "--models-dir",
+            str(tmp_path / "models"),
+        ]
+    )
+    assert status == 2
+    assert "absent.tsv" in capsys.readouterr().err
