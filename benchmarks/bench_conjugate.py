@@ -13,15 +13,10 @@ Python subprocess so that its peak resident memory is its own:
   dtype="float32").fit(X, y)``, then ``predict_proba`` on ``--predict-docs`` documents: wall
   time and peak RSS after each step.
 
-``--patched`` adds, for each measurement, a variant run with two one-line changes to bayesgen
-applied by monkeypatching inside the subprocess only (an experiment showing what the fixes would
-save; bayesgen itself is not changed):
-
-* ``inference._finish`` casting with ``dataset.astype(dtype, copy=False)`` (xarray's ``astype``
-  copies even when the dtype is unchanged);
-* ``MultinomialNB.posterior_mean`` as ``posterior.mean(("chain", "draw"), dtype="float64",
-  skipna=False)`` instead of ``posterior.astype("float64").mean(...)`` (a float64 copy of every
-  draw, and xarray's NaN-skipping mean makes another one).
+Both stay near 1x the posterior's size because ``inference._finish`` casts with
+``dataset.astype(dtype, copy=False)`` (xarray's ``astype`` copies even when the dtype is
+unchanged) and ``posterior_mean`` averages with ``mean(("chain", "draw"), dtype="float64",
+skipna=False)`` (no float64 copy of every draw, no NaN-skipping copy).
 
 A measurement is skipped (its size is still printed) when ``MemAvailable`` is below its expected
 peak plus 0.5 GiB, so that it cannot push a shared machine into the OOM killer.
@@ -29,7 +24,7 @@ peak plus 0.5 GiB, so that it cannot push a shared machine into the OOM killer.
 Usage::
 
     .venv/bin/python benchmarks/bench_conjugate.py [--draws 1000] [--dtypes float32 float64]
-        [--predict-docs 1000] [--predict-draws 1000] [--skip-predict] [--patched]
+        [--predict-docs 1000] [--predict-draws 1000] [--skip-predict]
 """
 
 from __future__ import annotations
@@ -51,13 +46,9 @@ import scipy.sparse as sp
 HERE = Path(__file__).resolve().parent
 GiB = 1024**3
 #: Expected peak RSS increase, in multiples of the posterior's size, as measured with this
-#: script (used only to skip measurements that would not fit in the available memory).
-EXPECTED_PEAK = {
-    ("conjugate", False): 2.0,
-    ("conjugate", True): 1.0,
-    ("predict", False): 5.6,
-    ("predict", True): 1.2,
-}
+#: script (about 1.0x for both, plus a margin; used only to skip measurements that would not fit
+#: in the available memory).
+EXPECTED_PEAK = {"conjugate": 1.25, "predict": 1.25}
 
 
 def peak_rss_bytes() -> int:
@@ -86,42 +77,10 @@ def _load(data_dir: Path):
     return X, y
 
 
-def _apply_patches() -> None:
-    """Monkeypatch the two copies away (see the module docstring); this process only."""
-    import datetime
-
-    from bayesgen import __version__, estimators, inference
-
-    def _finish(idata, *, dtype, library):
-        if dtype not in ("float64", "float32"):
-            raise ValueError(f"dtype: expected 'float64' or 'float32'; got {dtype!r}.")
-        for group in ("posterior", "prior"):
-            if group in idata.children:
-                dataset = idata[group].to_dataset()
-                attrs = dict(dataset.attrs)
-                dataset = dataset.astype(dtype, copy=False)  # the change
-                attrs.setdefault("inference_library", library)
-                attrs.setdefault("created_at", datetime.datetime.now(datetime.UTC).isoformat())
-                attrs["bayesgen_version"] = __version__
-                dataset.attrs = attrs
-                idata[group] = dataset
-        return idata
-
-    def posterior_mean(self):
-        self._check_fitted()
-        posterior = self.idata_["posterior"].to_dataset()
-        return posterior.mean(("chain", "draw"), dtype="float64", skipna=False)  # the change
-
-    inference._finish = _finish
-    estimators._GenerativeClassifier.posterior_mean = posterior_mean
-
-
 def child_conjugate(args) -> dict:
     from bayesgen import inference
     from bayesgen.closed_form import multinomial_nb
 
-    if args.patched:
-        _apply_patches()
     X, y = _load(Path(args.data))
     stats = multinomial_nb(X, y)
     del X, y
@@ -149,8 +108,6 @@ def child_predict(args) -> dict:
     from bayesgen import MultinomialNB
     from bayesgen.closed_form import multinomial_nb, predict_proba
 
-    if args.patched:
-        _apply_patches()
     X, y = _load(Path(args.data))
     X_test = X[: args.predict_docs]
     rss_before = peak_rss_bytes()
@@ -190,7 +147,7 @@ def child_predict(args) -> dict:
 # Parent side.
 
 
-def run_child(args, kind: str, data_dir: Path, *, draws: int, dtype: str, patched: bool) -> dict:
+def run_child(args, kind: str, data_dir: Path, *, draws: int, dtype: str) -> dict:
     command = [
         sys.executable,
         str(Path(__file__).resolve()),
@@ -207,17 +164,15 @@ def run_child(args, kind: str, data_dir: Path, *, draws: int, dtype: str, patche
         "--predict-docs",
         str(args.predict_docs),
     ]
-    if patched:
-        command.append("--patched")
     done = subprocess.run(command, capture_output=True, text=True, check=False)
     if done.returncode != 0:
         return {"error": f"exit {done.returncode}: {done.stderr.strip()[-2000:]}"}
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def fits_in_memory(kind: str, patched: bool, size: int, label: str) -> bool:
+def fits_in_memory(kind: str, size: int, label: str) -> bool:
     available = mem_available_bytes()
-    needed = EXPECTED_PEAK[kind, patched] * size + GiB // 2
+    needed = EXPECTED_PEAK[kind] * size + GiB // 2
     if available is not None and available < needed:
         print(
             f"{label:<18} skipped: expected peak {needed / GiB:.1f} GiB > MemAvailable "
@@ -237,7 +192,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--predict-docs", type=int, default=1000)
     parser.add_argument("--predict-draws", type=int, default=None, help="default: --draws")
     parser.add_argument("--skip-predict", action="store_true")
-    parser.add_argument("--patched", action="store_true", help="see the module docstring")
     parser.add_argument("--seed", type=int, default=0)
     # Internal: run one measurement in this (fresh) process.
     parser.add_argument("--child", choices=["conjugate", "predict"], help=argparse.SUPPRESS)
@@ -266,7 +220,6 @@ def main(argv: list[str] | None = None) -> int:
         + (f"MemAvailable {available / GiB:.1f} GiB; " if available else "")
         + "each measurement in a fresh subprocess; GiB = 2^30 bytes"
     )
-    patch_options = [False, True] if args.patched else [False]
     verdicts = []
     with tempfile.TemporaryDirectory(prefix="bench_conjugate_") as tmp:
         data_dir = Path(tmp)
@@ -283,26 +236,22 @@ def main(argv: list[str] | None = None) -> int:
         )
         for dtype in args.dtypes:
             size = args.draws * args.classes * args.words * np.dtype(dtype).itemsize
-            for patched in patch_options:
-                label = dtype + (" patched" if patched else "")
-                if not fits_in_memory("conjugate", patched, size, label):
-                    continue
-                r = run_child(
-                    args, "conjugate", data_dir, draws=args.draws, dtype=dtype, patched=patched
-                )
-                if "error" in r:
-                    print(f"{label:<18} FAILED {r['error']}")
-                    continue
-                increase = r["rss_after"] - r["rss_before"]
-                ratio = increase / r["posterior_bytes"]
-                if not patched:
-                    verdicts.append((dtype, ratio))
-                print(
-                    f"{label:<18} {r['posterior_bytes'] / GiB:>7.2f} GiB {r['wall_s']:>7.1f} "
-                    f"{r['rss_before'] / GiB:>12.2f} GiB {r['rss_after'] / GiB:>8.2f} "
-                    f"{increase / GiB:>9.2f} {ratio:>10.2f} {r['max_err']:>10.2e}",
-                    flush=True,
-                )
+            label = dtype
+            if not fits_in_memory("conjugate", size, label):
+                continue
+            r = run_child(args, "conjugate", data_dir, draws=args.draws, dtype=dtype)
+            if "error" in r:
+                print(f"{label:<18} FAILED {r['error']}")
+                continue
+            increase = r["rss_after"] - r["rss_before"]
+            ratio = increase / r["posterior_bytes"]
+            verdicts.append((dtype, ratio))
+            print(
+                f"{label:<18} {r['posterior_bytes'] / GiB:>7.2f} GiB {r['wall_s']:>7.1f} "
+                f"{r['rss_before'] / GiB:>12.2f} GiB {r['rss_after'] / GiB:>8.2f} "
+                f"{increase / GiB:>9.2f} {ratio:>10.2f} {r['max_err']:>10.2e}",
+                flush=True,
+            )
 
         if not args.skip_predict:
             draws = args.predict_draws or args.draws
@@ -317,23 +266,20 @@ def main(argv: list[str] | None = None) -> int:
                 f"{'after predict':>14} {'fit incr./size':>14} {'max |p - plug-in|':>17} "
                 f"{'same class':>10}"
             )
-            for patched in patch_options:
-                label = "float32" + (" patched" if patched else "")
-                if not fits_in_memory("predict", patched, size, label):
-                    continue
-                r = run_child(
-                    args, "predict", data_dir, draws=draws, dtype="float32", patched=patched
-                )
+            label = "float32"
+            if fits_in_memory("predict", size, label):
+                r = run_child(args, "predict", data_dir, draws=draws, dtype="float32")
                 if "error" in r:
                     print(f"{label:<18} FAILED {r['error']}")
-                    continue
-                ratio = (r["rss_fit"] - r["rss_before"]) / r["posterior_bytes"]
-                print(
-                    f"{label:<18} {r['fit_s']:>7.1f} {r['rss_fit'] / GiB:>15.2f} GiB "
-                    f"{r['predict_s']:>10.1f} {r['rss_predict'] / GiB:>10.2f} GiB "
-                    f"{ratio:>14.2f} {r['max_diff_plug_in']:>17.2e} {r['agree_plug_in']:>10.1%}",
-                    flush=True,
-                )
+                else:
+                    ratio = (r["rss_fit"] - r["rss_before"]) / r["posterior_bytes"]
+                    print(
+                        f"{label:<18} {r['fit_s']:>7.1f} {r['rss_fit'] / GiB:>15.2f} GiB "
+                        f"{r['predict_s']:>10.1f} {r['rss_predict'] / GiB:>10.2f} GiB "
+                        f"{ratio:>14.2f} {r['max_diff_plug_in']:>17.2e} "
+                        f"{r['agree_plug_in']:>10.1%}",
+                        flush=True,
+                    )
     for dtype, ratio in verdicts:
         ok = ratio <= 1.25
         print(
