@@ -237,7 +237,7 @@ class Comparison:
 def compare(
     est,
     *,
-    z_threshold: float = Z_THRESHOLD,
+    z_threshold: float | str = Z_THRESHOLD,
     map_rtol: float = MAP_RTOL,
     map_atol: float = MAP_ATOL,
     ess_min: float = ESS_MIN,
@@ -253,11 +253,13 @@ def compare(
         Any of :class:`~bayesgen.MultinomialNB`, :class:`~bayesgen.BernoulliNB`,
         :class:`~bayesgen.CategoricalNB`, :class:`~bayesgen.GaussianDiscriminantAnalysis`,
         fitted with ``inference="nuts"`` or ``"conjugate"``.
-    z_threshold : float, default 4.0
+    z_threshold : float or "family", default 4.0
         A posterior mean agrees with its closed form when ``|z| ≤ z_threshold``, z being the
         difference in Monte Carlo standard errors. A correct posterior exceeds 4 with
-        probability 6e-5 per parameter, so for P parameters expect about 6e-5·P false alarms
-        (raise the threshold for very large models).
+        probability 6e-5 per parameter, so for P parameters expect about 6e-5·P false alarms.
+        ``"family"`` uses the larger of 4 and the two-sided Bonferroni threshold for a 1%
+        family-wise false-alarm rate over the P means checked, Φ⁻¹(1 − 0.01 / (2P)) (4.32 for
+        P = 650, 5.0 for P = 17,000): the choice for large models.
     map_rtol, map_atol : float, default 1e-3 and 1e-4
         The MAP agrees when ``|MAP − mode| ≤ map_atol + map_rtol · |mode|``: L-BFGS-B's
         precision in the unconstrained space, which also lets a mode of exactly 0 (n + α = 1)
@@ -322,6 +324,10 @@ def compare(
     if map_point is not None and no_joint_mode:
         _hide_artefacts(table)
 
+    if isinstance(z_threshold, str):
+        if z_threshold != "family":
+            raise ValueError(f"z_threshold: expected a number or 'family'; got {z_threshold!r}.")
+        z_threshold = family_wise_threshold(int(np.isfinite(table["z"]).sum()))
     z_ok, map_checked, map_ok = _agreement(table, z_threshold, map_atol, map_rtol)
     table["agrees"] = z_ok & map_ok
     table = table[TABLE_COLUMNS]
@@ -776,18 +782,27 @@ def _diagnose(
     return warnings, clean
 
 
-def _chance_note(n_checked: int, z_threshold: float) -> str:
-    """For large tables: how many |z| > threshold a correct posterior gives by chance."""
+def family_wise_threshold(n_checked: int, *, rate: float = 0.01) -> float:
+    """The larger of 4 and the two-sided Bonferroni threshold Φ⁻¹(1 − rate / (2P)).
+
+    With it, a correct posterior with P = ``n_checked`` means has at most a ``rate`` chance of
+    any |z| above the threshold.
+    """
     from scipy.special import ndtri
 
+    return max(Z_THRESHOLD, float(ndtri(1.0 - rate / (2.0 * max(n_checked, 1)))))
+
+
+def _chance_note(n_checked: int, z_threshold: float) -> str:
+    """For large tables: how many |z| > threshold a correct posterior gives by chance."""
     expected = n_checked * 2.0 * _normal_sf(z_threshold)
     if expected < 0.01:
         return ""
-    family_wise = float(ndtri(1.0 - 0.01 / (2.0 * n_checked)))
     return (
         f" With {n_checked} means checked, a correct posterior exceeds {z_threshold:g} about "
         f"{expected:.2g} times by chance; if the count is close to that, judge with "
-        f"z_threshold={family_wise:.2f} (1% family-wise, Bonferroni)."
+        f"z_threshold='family' ({family_wise_threshold(n_checked):.2f} here: 1% family-wise, "
+        "Bonferroni)."
     )
 
 

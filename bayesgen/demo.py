@@ -110,6 +110,9 @@ def demo_jobs(args: argparse.Namespace) -> list[Job]:
         "random_seed": args.seed,
         "progressbar": not args.quiet,
         "prior_draws": 200,
+        # 4 chains (2 at a time on 2 cores): with only 2, an R-hat just above 1.01 turns up
+        # by chance among hundreds of parameters.
+        "chains": 4,
         "compute_map": not args.no_map,
     }
     digits = load_digits()
@@ -176,7 +179,9 @@ def fit_compare_report(job: Job, args: argparse.Namespace) -> dict:
     seconds = time.perf_counter() - start
     model_path = Path(args.models_dir) / f"{job.name}.nc"
     job.estimator.save(model_path)
-    comparison = compare(job.estimator)
+    # Hundreds of parameters per model: judge z with the 1% family-wise threshold, so that a
+    # correct posterior is not flagged for the one |z| > 4 expected among them by chance.
+    comparison = compare(job.estimator, z_threshold="family")
     print(comparison)
     accuracy = float(np.mean(job.estimator.predict(job.X_test) == job.y_test))
     row = {

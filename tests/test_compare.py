@@ -717,3 +717,32 @@ def test_plot_lambda_sweep_draws_lines_and_markers():
         t.get_text() for legend in (ax.get_legend(), *ax.artists) for t in legend.get_texts()
     }
     assert {"add-λ (closed form)", "posterior mean ± 2 MCSE", "MAP, α = λ + 1"} <= legend_texts
+
+
+def test_family_threshold_is_bonferroni_and_never_below_four():
+    from scipy.stats import norm
+
+    from bayesgen.compare import family_wise_threshold
+
+    assert family_wise_threshold(1) == 4.0  # Φ⁻¹(1 − 0.005) = 2.58 < 4
+    for n in (650, 17_000):
+        expected = norm.isf(0.01 / (2 * n))
+        assert family_wise_threshold(n) == pytest.approx(expected, rel=1e-9)
+        assert expected > 4
+
+
+def test_family_threshold_lets_a_chance_outlier_pass_but_not_a_wrong_prior():
+    est = MultinomialNB(
+        inference="conjugate", draws=500, compute_map=False, random_seed=0, prior_draws=0
+    ).fit(*count_data())
+    from scipy.stats import norm
+
+    result = compare(est, z_threshold="family")
+    assert result.ok
+    n_checked = int(np.isfinite(result.table["z"]).sum())
+    expected = max(4.0, norm.isf(0.01 / (2 * n_checked)))
+    assert result.settings["z_threshold"] == pytest.approx(expected, rel=1e-9)
+    wrong = compare(est, z_threshold="family", alpha=est.alpha + 1.0)
+    assert not wrong.table["agrees"].all()
+    with pytest.raises(ValueError, match="z_threshold"):
+        compare(est, z_threshold="bonferroni")
