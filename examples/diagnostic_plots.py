@@ -10,7 +10,7 @@ from sklearn.datasets import load_digits
 from sklearn.model_selection import train_test_split
 
 import bayesgen
-from bayesgen import report as rp
+from bayesgen import plots
 
 
 def main(draws: int, out: Path) -> None:
@@ -22,10 +22,10 @@ def main(draws: int, out: Path) -> None:
     clf = bayesgen.BernoulliNB(binarize=7.5, draws=draws, tune=draws, random_seed=0)
     clf.fit(X_train, y_train)
     out.mkdir(parents=True, exist_ok=True)
-    rp.plot_trace(clf).savefig(out / "trace.png")
-    rp.plot_rank(clf).savefig(out / "rank.png")
-    rp.plot_ess(clf).savefig(out / "ess.png")
-    rp.plot_energy(clf).savefig(out / "energy.png")
+    plots.plot_trace(clf).savefig(out / "trace.png")
+    plots.plot_rank(clf).savefig(out / "rank.png")
+    plots.plot_ess(clf).savefig(out / "ess.png")
+    plots.plot_energy(clf).savefig(out / "energy.png")
     index = bayesgen.report(clf, out / "report", X_test=X_test, y_test=y_test)
     print(f"plots in {out}; report at {index}")
 

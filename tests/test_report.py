@@ -1,4 +1,4 @@
-"""Plots and the HTML report (bayesgen.report)."""
+"""Plots (bayesgen.plots) and the HTML report (bayesgen.report)."""
 
 import html
 import shutil
@@ -11,9 +11,9 @@ import pytest
 from arviz_plots import PlotCollection, PlotMatrix
 from matplotlib.figure import Figure
 
-from bayesgen import GaussianDiscriminantAnalysis, MultinomialNB
+from bayesgen import GaussianDiscriminantAnalysis, MultinomialNB, plots
 from bayesgen import closed_form as cf
-from bayesgen import report as rp
+from bayesgen.report import report
 
 SCRIPT = "<script>alert(1)</script>"
 CLASSES = ["ham", "<i>spam</i>"]
@@ -72,7 +72,7 @@ def gda(gda_data):
 @pytest.fixture(scope="module")
 def mnb_report(mnb, text_data, tmp_path_factory):
     _, _, X_test, y_test = text_data
-    return rp.report(mnb, tmp_path_factory.mktemp("mnb_report"), X_test, y_test)
+    return report(mnb, tmp_path_factory.mktemp("mnb_report"), X_test, y_test)
 
 
 def _figure(plot) -> Figure:
@@ -92,35 +92,35 @@ def _labelled_lines(figure: Figure, label: str) -> list:
 
 
 def test_selected_features_are_the_most_probable_by_the_closed_form(mnb):
-    chosen = rp.selected_features(mnb, max_features=3)
+    chosen = plots.selected_features(mnb, max_features=3)
     best = mnb.closed_form_["feature_prob"].max("class").to_series()
     assert chosen == list(best.sort_values(ascending=False, kind="stable").index[:3])
     assert chosen[0] == SCRIPT
 
 
 def test_dollar_signs_are_escaped_for_matplotlib():
-    assert rp._mpl_text("$5 $10") == r"\$5 \$10"
+    assert plots._mpl_text("$5 $10") == r"\$5 \$10"
 
 
 # -- MCMC diagnostics -----------------------------------------------------------------------
 
 
 def test_plot_trace_shows_class_prob_and_the_selected_features(mnb):
-    pc = rp.plot_trace(mnb, max_features=2)
+    pc = plots.plot_trace(mnb, max_features=2)
     assert isinstance(pc, PlotCollection)
-    plots = pc.viz["plot"]
-    assert set(plots.data_vars) == {"class_prob", "feature_prob"}
-    shown = [rp._mpl_text(f) for f in rp.selected_features(mnb, max_features=2)]
-    assert plots["feature_prob"]["feature"].values.tolist() == shown
+    panels = pc.viz["plot"]
+    assert set(panels.data_vars) == {"class_prob", "feature_prob"}
+    shown = [plots._mpl_text(f) for f in plots.selected_features(mnb, max_features=2)]
+    assert panels["feature_prob"]["feature"].values.tolist() == shown
 
 
 def test_plot_trace_is_compact_beyond_twelve_scalars(mnb):
     # 2 class_prob + 2 x 6 feature_prob = 14 scalars: one row per variable, density and trace.
-    assert _panels(rp.plot_trace(mnb, max_features=6)) == 2 * 2
-    assert _panels(rp.plot_trace(mnb, max_features=1)) == 2 * (2 + 2)
+    assert _panels(plots.plot_trace(mnb, max_features=6)) == 2 * 2
+    assert _panels(plots.plot_trace(mnb, max_features=1)) == 2 * (2 + 2)
 
 
-@pytest.mark.parametrize("plot", [rp.plot_rank, rp.plot_ess])
+@pytest.mark.parametrize("plot", [plots.plot_rank, plots.plot_ess])
 def test_rank_and_ess_plots_have_one_panel_per_scalar(mnb, plot):
     pc = plot(mnb, max_features=2)
     assert isinstance(pc, PlotCollection)
@@ -129,24 +129,24 @@ def test_rank_and_ess_plots_have_one_panel_per_scalar(mnb, plot):
 
 def test_unknown_var_names_are_rejected(mnb):
     with pytest.raises(ValueError, match="not in the posterior"):
-        rp.plot_rank(mnb, var_names=["theta"])
+        plots.plot_rank(mnb, var_names=["theta"])
 
 
 def test_plot_energy_explains_that_conjugate_fits_have_no_energy(mnb):
-    assert not rp.has_energy(mnb)
+    assert not plots.has_energy(mnb)
     with pytest.raises(ValueError, match="conjugate"):
-        rp.plot_energy(mnb)
+        plots.plot_energy(mnb)
 
 
 # -- posterior against closed forms and prior -------------------------------------------------
 
 
 def test_reference_lines_sit_at_add_lambda_and_mle(mnb):
-    pc = rp.plot_posterior_vs_closed_form(mnb, max_features=2)
+    pc = plots.plot_posterior_vs_closed_form(mnb, max_features=2)
     figure = _figure(pc)
     n_scalars = 2 + 2 * 2
     assert _panels(pc) == n_scalars
-    chosen = rp.selected_features(mnb, max_features=2)
+    chosen = plots.selected_features(mnb, max_features=2)
     stats = mnb.closed_form_.sel(feature=chosen)
     for label, name in (("add-λ", "feature_prob"), ("MLE", "feature_prob_mle")):
         assert len(_labelled_lines(figure, label)) == n_scalars
@@ -162,8 +162,8 @@ def test_map_line_sits_at_the_closed_form_posterior_mode(text_data):
     X, y, _, _ = text_data
     # alpha = 2 keeps the Dirichlet mode interior: (n + 1) / (N + V).
     est = MultinomialNB(alpha=2.0, inference="conjugate", draws=100, random_seed=0).fit(X, y)
-    pc = rp.plot_posterior_vs_closed_form(est, var_names=["feature_prob"], max_features=3)
-    chosen = rp.selected_features(est, max_features=3)
+    pc = plots.plot_posterior_vs_closed_form(est, var_names=["feature_prob"], max_features=3)
+    chosen = plots.selected_features(est, max_features=3)
     mode = cf.dirichlet_mode(est.closed_form_["feature_count"].values, 2.0)
     columns = [list(est.closed_form_["feature"].values).index(f) for f in chosen]
     lines = pc.viz["MAP"]["feature_prob"]
@@ -172,14 +172,14 @@ def test_map_line_sits_at_the_closed_form_posterior_mode(text_data):
 
 
 def test_prior_posterior_draws_both_densities(mnb):
-    pc = rp.plot_prior_posterior(mnb, max_features=1)
+    pc = plots.plot_prior_posterior(mnb, max_features=1)
     assert isinstance(pc, PlotCollection)
     for panel in pc.viz["plot"]["feature_prob"].values.flat:
         assert len(panel.lines) == 2  # prior and posterior
 
 
 def test_top_features_lists_the_k_most_probable_words_per_class(mnb):
-    figure = rp.plot_top_features(mnb, k=5)
+    figure = plots.plot_top_features(mnb, k=5)
     assert len(figure.axes) == len(mnb.classes_)
     for ax, cls in zip(figure.axes, mnb.classes_, strict=True):
         probs = mnb.closed_form_["feature_prob"].sel({"class": cls}).to_series()
@@ -194,18 +194,18 @@ def test_top_features_lists_the_k_most_probable_words_per_class(mnb):
 
 
 def test_mu_pair_plot_is_a_plot_matrix(gda):
-    assert isinstance(rp.plot_mu_pair(gda), PlotMatrix)
+    assert isinstance(plots.plot_mu_pair(gda), PlotMatrix)
 
 
 def test_top_features_of_two_class_gda_are_the_log_odds_weights(gda):
-    (ax,) = rp.plot_top_features(gda, k=2).axes
+    (ax,) = plots.plot_top_features(gda, k=2).axes
     assert ax.get_title() == "log-odds of class 1"
     assert len(ax.get_yticklabels()) == 2
 
 
 def test_decision_boundary_draws_one_line_per_posterior_draw(gda, gda_data):
     _, _, X_test, y_test = gda_data
-    figure = rp.plot_decision_boundary(gda, X_test, y_test, n_boundaries=30)
+    figure = plots.plot_decision_boundary(gda, X_test, y_test, n_boundaries=30)
     (ax,) = figure.axes
     gids = [c.get_gid() for c in ax.collections]
     assert gids.count("posterior draw") == 30
@@ -213,7 +213,7 @@ def test_decision_boundary_draws_one_line_per_posterior_draw(gda, gda_data):
 
 
 def test_discriminant_plane_of_two_features_is_the_feature_plane(gda, gda_data):
-    plane = rp.discriminant_plane(gda, gda_data[0])
+    plane = plots.discriminant_plane(gda, gda_data[0])
     np.testing.assert_array_equal(plane.basis, np.eye(2))
     assert plane.axis_labels == ("x0", "x1")
 
@@ -225,19 +225,19 @@ def test_more_features_are_projected_on_the_discriminant_directions():
     est = GaussianDiscriminantAnalysis(
         inference="conjugate", compute_map=False, draws=50, random_seed=0
     ).fit(X, codes)
-    plane = rp.discriminant_plane(est, X)
+    plane = plots.discriminant_plane(est, X)
     # The plane is spanned by Σ⁻¹-orthonormal directions: basisᵀ Σ⁻¹ basis = I.
     precision = np.linalg.inv(est.closed_form_["cov"].values)
     np.testing.assert_allclose(plane.basis.T @ precision @ plane.basis, np.eye(2), atol=1e-10)
-    figure = rp.plot_decision_boundary(est, X, codes, n_boundaries=5)
+    figure = plots.plot_decision_boundary(est, X, codes, n_boundaries=5)
     assert figure.axes[0].get_xlabel() == "discriminant direction 1"
 
 
 def test_gda_plots_refuse_naive_bayes(mnb, text_data):
     with pytest.raises(ValueError, match="GaussianDiscriminantAnalysis"):
-        rp.plot_mu_pair(mnb)
+        plots.plot_mu_pair(mnb)
     with pytest.raises(ValueError, match="GaussianDiscriminantAnalysis"):
-        rp.plot_decision_boundary(mnb, text_data[2], text_data[3])
+        plots.plot_decision_boundary(mnb, text_data[2], text_data[3])
 
 
 # -- held-out data -------------------------------------------------------------------------------
@@ -245,17 +245,17 @@ def test_gda_plots_refuse_naive_bayes(mnb, text_data):
 
 def test_calibration_table_bins_every_example_once(mnb, text_data):
     _, _, X_test, y_test = text_data
-    table = rp.calibration_table(mnb, X_test, y_test, n_bins=5)
+    table = plots.calibration_table(mnb, X_test, y_test, n_bins=5)
     assert table["n"].sum() == len(y_test)
     assert ((table["accuracy_lower"] <= table["accuracy"]) | (table["accuracy"] == 1)).all()
     assert table["accuracy"].between(0, 1).all()
-    figure = rp.plot_calibration(mnb, X_test, y_test)
+    figure = plots.plot_calibration(mnb, X_test, y_test)
     assert len(figure.axes) == 2
 
 
 def test_predictive_intervals_show_one_interval_per_example(mnb, text_data):
     _, _, X_test, y_test = text_data
-    figure = rp.plot_predictive_intervals(mnb, X_test, y_test, max_examples=10)
+    figure = plots.plot_predictive_intervals(mnb, X_test, y_test, max_examples=10)
     (ax,) = figure.axes
     points = sum(len(line.get_xdata()) for line in ax.lines if line.get_marker() == "o")
     assert points == 10
@@ -263,7 +263,7 @@ def test_predictive_intervals_show_one_interval_per_example(mnb, text_data):
 
 def test_unknown_labels_are_rejected(mnb, text_data):
     with pytest.raises(ValueError, match="not among the fitted classes_"):
-        rp.plot_calibration(mnb, text_data[2], ["eggs"] * len(text_data[3]))
+        plots.plot_calibration(mnb, text_data[2], ["eggs"] * len(text_data[3]))
 
 
 # -- the report --------------------------------------------------------------------------------
@@ -317,7 +317,7 @@ def test_report_says_why_energy_is_missing(mnb_report):
 
 def test_report_of_gda_adds_the_mean_pairs_and_the_boundary(gda, gda_data, tmp_path):
     _, _, X_test, y_test = gda_data
-    index = rp.report(gda, tmp_path, X_test, y_test, max_features=2)
+    index = report(gda, tmp_path, X_test, y_test, max_features=2)
     names = {p.name for p in tmp_path.glob("*.png")}
     assert {"mu_pair.png", "decision_boundary.png", "calibration.png"} <= names
     assert plt.get_fignums() == []  # the report closes every figure it draws
@@ -325,7 +325,7 @@ def test_report_of_gda_adds_the_mean_pairs_and_the_boundary(gda, gda_data, tmp_p
 
 
 def test_report_without_held_out_data_lists_those_plots_as_skipped(gda, tmp_path):
-    text = rp.report(gda, tmp_path, max_features=1).read_text(encoding="utf-8")
+    text = report(gda, tmp_path, max_features=1).read_text(encoding="utf-8")
     assert text.count("needs held-out data") == 2
     assert "Decision boundary</b>: Not drawn: needs data" in text
 
@@ -336,8 +336,8 @@ def test_report_of_a_nuts_fit_has_the_energy_plot(text_data, tmp_path):
     est = MultinomialNB(
         inference="nuts", compute_map=False, draws=200, tune=200, random_seed=0, prior_draws=0
     ).fit(X, y)
-    assert isinstance(rp.plot_energy(est), PlotCollection)
-    rp.report(est, tmp_path)
+    assert isinstance(plots.plot_energy(est), PlotCollection)
+    report(est, tmp_path)
     assert (tmp_path / "energy.png").read_bytes()[:8] == PNG_MAGIC
 
 
@@ -397,7 +397,7 @@ def test_discriminant_plane_puts_points_where_the_classifier_sees_them():
     from sklearn.datasets import load_wine
 
     from bayesgen import GaussianDiscriminantAnalysis
-    from bayesgen.report import discriminant_plane
+    from bayesgen.plots import discriminant_plane
 
     X, y = load_wine(return_X_y=True)
     est = GaussianDiscriminantAnalysis(

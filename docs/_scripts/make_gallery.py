@@ -3,7 +3,7 @@
 Called by ``docs/conf.py`` at the start of every build. Every model is fitted with
 ``inference="conjugate"`` and ``compute_map=False``: exact draws from the conjugate posterior
 and no PyTensor compilation, so the whole gallery takes seconds. The figures come from the
-package's own plot functions (:mod:`bayesgen.report`, :func:`bayesgen.sweep.plot_lambda_sweep`),
+package's own plot functions (:mod:`bayesgen.plots`, :func:`bayesgen.sweep.plot_lambda_sweep`),
 so the gallery shows what users get. Two figures that illustrate the maths page are drawn here
 with matplotlib.
 
@@ -28,11 +28,11 @@ import pandas as pd
 
 import bayesgen
 from bayesgen import closed_form as cf
+from bayesgen import plots
 from bayesgen.data import vectorize_text
 
-# The modules, not the functions of the same names that ``bayesgen`` exports lazily.
+# The module, not the function of the same name that ``bayesgen`` exports lazily.
 sweep_module = importlib.import_module("bayesgen.sweep")
-report = importlib.import_module("bayesgen.report")
 
 SEED = 0
 DPI = 110
@@ -119,19 +119,19 @@ def iris_gda():
     return _fit(bayesgen.GaussianDiscriminantAnalysis(), X, y)
 
 
-# -- bayesgen.report / bayesgen.sweep figures -- ----------------------------------------------------
+# -- bayesgen.plots / bayesgen.sweep figures -- ----------------------------------------------------
 
 
 def plot_posterior_vs_closed_form(out: Path) -> None:
-    _save(report.plot_posterior_vs_closed_form(seed_multinomial()), out)
+    _save(plots.plot_posterior_vs_closed_form(seed_multinomial()), out)
 
 
 def plot_bernoulli_posterior_vs_closed_form(out: Path) -> None:
-    _save(report.plot_posterior_vs_closed_form(seed_bernoulli(), var_names=["feature_prob"]), out)
+    _save(plots.plot_posterior_vs_closed_form(seed_bernoulli(), var_names=["feature_prob"]), out)
 
 
 def plot_prior_posterior(out: Path) -> None:
-    _save(report.plot_prior_posterior(seed_multinomial(), var_names=["feature_prob"]), out)
+    _save(plots.plot_prior_posterior(seed_multinomial(), var_names=["feature_prob"]), out)
 
 
 def plot_lambda_sweep(out: Path) -> None:
@@ -142,30 +142,30 @@ def plot_lambda_sweep(out: Path) -> None:
 
 
 def plot_top_features(out: Path) -> None:
-    _save(report.plot_top_features(toy_spam(), k=10), out)
+    _save(plots.plot_top_features(toy_spam(), k=10), out)
 
 
 def plot_calibration(out: Path) -> None:
     _, X_test, _, y_test = digits_split()
-    _save(report.plot_calibration(digits_multinomial(), X_test, y_test), out)
+    _save(plots.plot_calibration(digits_multinomial(), X_test, y_test), out)
 
 
 def plot_predictive_intervals(out: Path) -> None:
     _, X_test, _, y_test = digits_split()
-    _save(report.plot_predictive_intervals(digits_multinomial(), X_test, y_test), out)
+    _save(plots.plot_predictive_intervals(digits_multinomial(), X_test, y_test), out)
 
 
 def plot_gda_trace(out: Path) -> None:
-    _save(report.plot_trace(iris_gda(), var_names=["mu"], compact=False), out)
+    _save(plots.plot_trace(iris_gda(), var_names=["mu"], compact=False), out)
 
 
 def plot_gda_mu_pair(out: Path) -> None:
-    _save(report.plot_mu_pair(iris_gda()), out)
+    _save(plots.plot_mu_pair(iris_gda()), out)
 
 
 def plot_gda_decision_boundary(out: Path) -> None:
     X, y = iris_two_classes()
-    _save(report.plot_decision_boundary(iris_gda(), X, y, n_boundaries=60), out)
+    _save(plots.plot_decision_boundary(iris_gda(), X, y, n_boundaries=60), out)
 
 
 # -- Figures for the maths page (matplotlib) -----------------------------------------------------
