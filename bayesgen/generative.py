@@ -66,16 +66,9 @@ def multinomial_nb_model(stats: xr.Dataset) -> pm.Model:
     alpha, class_alpha = _positive_priors(stats)
     with pm.Model(coords=_coords(stats)) as model:
         _class_prob(stats, class_alpha)
-        counts = pm.Data("feature_count", stats["feature_count"].values, dims=("class", "feature"))
-        alpha = pm.Data("alpha", alpha)
-        rate = pm.Gamma(
-            "feature_rate",
-            alpha=alpha,
-            beta=1.0,
-            dims=("class", "feature"),
-            initval=_gamma_poisson_start(stats["feature_count"].values, stats),
+        rate = _gamma_poisson_rates(
+            "feature", stats["feature_count"].values, alpha, dims=("class", "feature")
         )
-        pm.Potential("feature_loglik", pt.sum(counts * pt.log(rate) - rate))
         pm.Deterministic(
             "feature_prob", rate / rate.sum(axis=-1, keepdims=True), dims=("class", "feature")
         )
@@ -112,16 +105,7 @@ def categorical_nb_model(stats: xr.Dataset) -> pm.Model:
     with pm.Model(coords=coords) as model:
         _class_prob(stats, class_alpha)
         counts = stats["feature_count"].values[:, cell_feature, cell_category]
-        counts = pm.Data("cell_count", counts, dims=("class", "cell"))
-        alpha = pm.Data("alpha", alpha)
-        rate = pm.Gamma(
-            "cell_rate",
-            alpha=alpha,
-            beta=1.0,
-            dims=("class", "cell"),
-            initval=_gamma_poisson_start(counts.get_value(), stats),
-        )
-        pm.Potential("feature_loglik", pt.sum(counts * pt.log(rate) - rate))
+        rate = _gamma_poisson_rates("cell", counts, alpha, dims=("class", "cell"))
         membership = np.eye(n_features)[cell_feature]  # (cell, feature) indicator
         totals = pt.dot(rate, membership)  # (class, feature)
         cell_prob = rate / totals[:, cell_feature]
@@ -255,14 +239,22 @@ def _positive_priors(stats: xr.Dataset, needs_alpha: bool = True) -> tuple[float
     return alpha, class_alpha
 
 
-def _gamma_poisson_start(counts: np.ndarray, stats: xr.Dataset) -> np.ndarray:
-    """Start NUTS at the posterior mean (λ + n) / 2 of the rates.
+def _gamma_poisson_rates(prefix: str, counts: np.ndarray, alpha: float, *, dims):
+    """Rates g ~ Gamma(λ, 1) with the Poisson kernel Σ n log g - g of the counts.
 
-    From the prior, the gradient is of the order of the counts (10⁵ with 50,000 documents),
-    and the first tuning steps run into the maximum tree depth; from here tuning costs the
-    same at any N. (After ``pm.set_data`` the start is stale, which costs only tuning time.)
+    Declares ``{prefix}_count`` (data), ``alpha`` (data), ``{prefix}_rate`` and the potential
+    ``feature_loglik``; returns the rates, whose normalisation is Dirichlet(λ + n). NUTS starts
+    at their posterior mean (λ + n) / 2: from the prior the gradient is of the order of the
+    counts (10⁵ with 50,000 documents) and the first tuning steps run into the maximum tree
+    depth, from here tuning costs the same at any N. (After ``pm.set_data`` the start is
+    stale, which costs only tuning time.)
     """
-    return (np.asarray(counts, dtype=np.float64) + float(stats.attrs["alpha"])) / 2.0
+    data = pm.Data(f"{prefix}_count", counts, dims=dims)
+    concentration = pm.Data("alpha", alpha)
+    start = (np.asarray(counts, dtype=np.float64) + alpha) / 2.0
+    rate = pm.Gamma(f"{prefix}_rate", alpha=concentration, beta=1.0, dims=dims, initval=start)
+    pm.Potential("feature_loglik", pt.sum(data * pt.log(rate) - rate))
+    return rate
 
 
 def _coords(stats: xr.Dataset) -> dict:
