@@ -21,10 +21,6 @@ MODELS = {
     "gda": "GaussianDiscriminantAnalysis",
 }
 
-# Seed 000 of the lecture notes: four e-mails over the words a, b, c; y = 1 is spam.
-SEED_EMAILS = [["a", "b"], ["b", "a"], ["a", "c", "b"], ["c", "c", "c"]]
-SEED_LABELS = [1, 0, 0, 1]
-
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``bayesgen`` console script; returns the exit status."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime
 import logging
+import os
 import warnings
 
 import numpy as np
@@ -76,8 +77,6 @@ def sample_nuts(
         in a transformed form, e.g. ``cell_count``, ``scatter_root``), so that both inference
         paths store the same statistics under the same names.
     """
-    import os
-
     import pymc as pm
 
     cores = min(chains, os.cpu_count() or 1) if cores is None else cores
@@ -188,7 +187,7 @@ def _conjugate_draws(stats, rng, sample_shape, dtype, *, posterior: bool) -> xr.
         if name in stats.coords
     }
     coords |= {"chain": np.arange(sample_shape[0]), "draw": np.arange(sample_shape[1])}
-    return xr.Dataset(data_vars, coords={k: v for k, v in coords.items()})
+    return xr.Dataset(data_vars, coords=coords)
 
 
 def _dirichlet(rng, concentration: np.ndarray, sample_shape, dtype) -> np.ndarray:

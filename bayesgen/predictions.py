@@ -40,7 +40,7 @@ def predictive_probabilities(est, X) -> dict[str, np.ndarray]:
     model = stats.attrs["model"]
     out = {PLUG_IN_GDA if model == "gda" else PLUG_IN_NB: cf.predict_proba(stats, X)}
     if getattr(est, "map_", None) is not None and not _has_unbounded_density(stats):
-        out[MAP_METHOD] = _plug_in_proba(stats, est.map_, X)
+        out[MAP_METHOD] = _plug_in_proba(est, est.map_, X)
     out[POSTERIOR_MEAN] = est.predict_proba(X)
     if model != "gda":
         out[EXACT] = est.posterior_predictive_proba(X)
@@ -113,31 +113,15 @@ def _has_unbounded_density(stats: xr.Dataset) -> bool:
     return any(block.unbounded.any() for block in blocks)
 
 
-def _plug_in_proba(stats: xr.Dataset, point: xr.Dataset, X) -> np.ndarray:
-    """p(y | x) with the parameters of ``point`` (e.g. the MAP) plugged in."""
-    model = stats.attrs["model"]
-    if model == "gda":
-        replaced = stats.assign(
-            {name: point[name].astype(np.float64) for name in ("class_prob", "mu", "cov")}
-        )
-        return cf.predict_proba(replaced, X)
-    X = cf._prediction_features(stats, X)
-    log_class = _safe_log(point["class_prob"].values)
-    prob = np.asarray(point["feature_prob"].values, dtype=np.float64)
-    if model == "multinomial_nb":
-        joint = cf.multinomial_log_likelihood(X, log_class, _safe_log(prob))
-    elif model == "bernoulli_nb":
-        joint = cf.bernoulli_log_likelihood(X, log_class, _safe_log(prob), _safe_log(1 - prob))
-    else:
-        log_prob = np.where(stats["category_mask"].values, _safe_log(prob), -np.inf)
-        joint = cf.categorical_log_likelihood(X, log_class, log_prob)
+def _plug_in_proba(est, point: xr.Dataset, X) -> np.ndarray:
+    """p(y | x) with the parameters of ``point`` (e.g. the MAP) plugged in.
+
+    The point is scored as a single posterior draw, by the estimator's own per-draw
+    likelihood (which also clips an optimizer's exact 0 to the smallest normal number).
+    """
+    X = cf._prediction_features(est.closed_form_, X)
+    joint = est._draw_log_likelihood(X, point.expand_dims("draw"))[0]
     return cf.normalize_log_proba(joint)
-
-
-def _safe_log(values) -> np.ndarray:
-    """log, with an optimizer's exact 0 (a boundary mode) clipped to the smallest normal."""
-    values = np.asarray(values, dtype=np.float64)
-    return np.log(np.maximum(values, np.finfo(np.float64).tiny))
 
 
 def _gda_predictive_proba(stats: xr.Dataset, X) -> np.ndarray:
