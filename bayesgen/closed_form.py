@@ -290,7 +290,7 @@ def _naive_bayes(
         "class_prob_mle": (("class",), class_count / data.n_samples),
     }
     if model == "categorical_nb":
-        n_categories = _resolve_n_categories(data.X, n_categories)
+        n_categories = _resolve_n_categories(data.X, n_categories, n_classes, data.feature_names)
         counts = category_counts(data.X, data.y, n_classes, n_categories)
         mask = np.arange(counts.shape[-1]) < n_categories[:, None]
         dims = ("class", "feature", "category")
@@ -334,20 +334,59 @@ def _check_smoothing(value, name: str) -> float:
     return value
 
 
-def _resolve_n_categories(X, n_categories) -> np.ndarray:
-    seen = np.asarray(X.max(axis=0).toarray() if sp.issparse(X) else X.max(axis=0))
-    seen = seen.ravel().astype(np.int64) + 1
-    if n_categories is None:
-        return seen
-    given = np.broadcast_to(np.asarray(n_categories, dtype=np.int64), seen.shape).copy()
-    too_small = np.flatnonzero(given < seen)
-    if too_small.size:
-        j = too_small[0]
+MAX_CATEGORY_CELLS = 10**8
+"""Largest class × feature × category table (800 MB in float64) a categorical fit builds."""
+
+
+def _resolve_n_categories(X, n_categories, n_classes: int, feature_names) -> np.ndarray:
+    """K_n per feature: checked ``n_categories``, or the largest code of X plus one."""
+    # The largest codes stay floats until checked: a code of 1e20 does not fit in int64.
+    seen = np.asarray(X.max(axis=0).toarray() if sp.issparse(X) else X.max(axis=0)).ravel() + 1
+    if n_categories is not None:
+        given = _check_n_categories(n_categories, seen.size)
+        too_small = np.flatnonzero(given < seen)
+        if too_small.size:
+            j = too_small[0]
+            raise ValueError(
+                f"n_categories: feature {str(feature_names[j])!r} (column {j}) has category "
+                f"code {int(seen[j] - 1)} in X, but n_categories gives only {int(given[j])} "
+                "categories."
+            )
+        seen = given
+    widest = int(np.argmax(seen))
+    cells = float(n_classes) * seen.size * float(seen[widest])
+    if cells > MAX_CATEGORY_CELLS:
+        source = "n_categories gives" if n_categories is not None else "X has category code"
+        count = int(seen[widest]) if n_categories is not None else int(seen[widest] - 1)
         raise ValueError(
-            f"n_categories: feature {j} has category code {seen[j] - 1} in X, but n_categories "
-            f"gives only {given[j]} categories."
+            f"X: feature {str(feature_names[widest])!r} (column {widest}): {source} {count}, "
+            f"so the class × feature × category table would need {cells:.3g} cells (more than "
+            f"{MAX_CATEGORY_CELLS:.0e}). Category codes must be 0, 1, ..., K - 1: encode "
+            "categories with sklearn's OrdinalEncoder."
         )
-    return given
+    return seen.astype(np.int64)
+
+
+def _check_n_categories(n_categories, n_features: int) -> np.ndarray:
+    """``n_categories`` as int64 of shape (n_features,): an int or one int per feature, >= 1."""
+    expected = f"an int or an array of {n_features} ints (one per feature)"
+    values = np.asarray(n_categories)
+    if values.dtype.kind not in "iuf" or isinstance(n_categories, bool | np.bool_):
+        raise TypeError(
+            f"n_categories: expected {expected}; got {type(n_categories).__name__} "
+            f"{n_categories!r}."
+        )
+    if values.ndim > 1 or (values.ndim == 1 and values.shape != (n_features,)):
+        raise ValueError(f"n_categories: expected {expected}; got shape {values.shape}.")
+    whole = np.isfinite(values) & (values == np.round(values))
+    if not np.all(whole):
+        bad = np.atleast_1d(values)[~np.atleast_1d(whole)][:5].tolist()
+        raise ValueError(f"n_categories: expected whole numbers of categories; got {bad}.")
+    if np.any(values < 1):
+        bad = np.atleast_1d(values)[np.atleast_1d(values < 1)][:5].tolist()
+        raise ValueError(f"n_categories: expected at least 1 category per feature; got {bad}.")
+    # float, not int64, until bounded: n_categories=1e20 must reach the size check intact.
+    return np.broadcast_to(values.astype(np.float64), (n_features,)).copy()
 
 
 # --------------------------------------------------------------------------------------------
@@ -646,7 +685,25 @@ def normalize_log_proba(joint: np.ndarray, order: np.ndarray | None = None) -> n
     if order is not None:
         lowest = order.min(axis=-1, keepdims=True)
         joint = np.where(np.isclose(order, lowest, rtol=0, atol=1e-9), joint, -np.inf)
+    _check_finite_joint(joint)
     return np.exp(joint - logsumexp(joint, axis=-1, keepdims=True))
+
+
+def _check_finite_joint(joint: np.ndarray) -> None:
+    """Refuse rows whose best class has no finite log-likelihood (NaN, +inf or all -inf).
+
+    Valid inputs always leave one finite class; huge values of X (say 1e308 counts times a log
+    probability) overflow instead, and the softmax would turn them into NaN probabilities.
+    """
+    best = joint.max(axis=-1)  # NaN propagates
+    bad = ~np.isfinite(best)
+    if np.any(bad):
+        row = int(np.argwhere(bad)[0][-1])
+        raise ValueError(
+            f"X: row {row} makes the log-likelihood overflow to NaN or infinity: its values "
+            "are too large for float64 arithmetic. Rescale X or check that row for corrupt "
+            "values."
+        )
 
 
 def joint_log_likelihood(estimates: xr.Dataset, X) -> tuple[np.ndarray, np.ndarray | None]:

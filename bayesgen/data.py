@@ -7,6 +7,7 @@ paths: the checks below only ever look at the stored non-zeros.
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -89,15 +90,7 @@ def check_training_data(
     """
     X, names, names_given = check_features(X, kind=kind, binarize=binarize)
     if feature_names is not None:
-        feature_names = np.asarray([str(name) for name in feature_names])
-        if feature_names.shape != (X.shape[1],):
-            raise ValueError(
-                f"feature_names: expected {X.shape[1]} names, one per column of X; got "
-                f"{feature_names.size}."
-            )
-        if len(set(feature_names)) != feature_names.size:
-            raise ValueError("feature_names: expected distinct names; got duplicates.")
-        names, names_given = feature_names, True
+        names, names_given = check_feature_names(feature_names, X.shape[1]), True
     y, classes = check_labels(y)
     if X.shape[0] != y.shape[0]:
         raise ValueError(
@@ -110,44 +103,201 @@ def check_training_data(
 def check_labels(y) -> tuple[np.ndarray, np.ndarray]:
     """Validate class labels and encode them as integer codes.
 
+    Labels must be all integers (or integer-valued floats), all strings or all booleans. A
+    column vector of shape (n_samples, 1) is accepted as it is; warning about it (as
+    scikit-learn's ``DataConversionWarning``) is left to the caller.
+
     Returns
     -------
     codes : ndarray of int64, shape (n_samples,)
     classes : ndarray of shape (n_classes,)
         The sorted distinct labels.
+
+    Raises
+    ------
+    ValueError, TypeError
+        For missing labels, a mix of label types, bytes, NUL characters, continuous values,
+        more than one column, or fewer than two classes.
     """
     if y is None:
-        raise TypeError("y: expected class labels (array, Series or list); got None.")
-    values = y.to_numpy() if isinstance(y, pd.Series | pd.Index) else np.asarray(y)
+        # ValueError with scikit-learn's words, which its estimator checks look for.
+        raise ValueError(
+            "y: expected class labels (array, Series or list); got None (a classifier "
+            "requires y to be passed, but the target y is None)."
+        )
+    if isinstance(y, pd.Series | pd.Index | pd.DataFrame):
+        values = y.to_numpy()
+    elif isinstance(y, np.ndarray):
+        values = y
+    else:
+        # Not np.asarray(y): it would turn [1, "1"] into two equal strings, and "x\0" into "x".
+        try:
+            values = np.asarray(y, dtype=object)
+        except ValueError as error:  # ragged nested lists
+            raise ValueError(f"y: expected a 1-D sequence of class labels; got {error}") from None
     if values.ndim == 2 and values.shape[1] == 1:
         values = values.ravel()
+    if values.ndim == 0:
+        raise ValueError(
+            f"y: expected a 1-D array of class labels; got a single {type(y).__name__} value."
+        )
     if values.ndim != 1:
-        raise ValueError(f"y: expected a 1-D array of class labels; got shape {values.shape}.")
+        detail = " (multi-output targets are not supported)" if values.ndim == 2 else ""
+        raise ValueError(
+            f"y: expected a 1-D array of class labels{detail}; got shape {values.shape}."
+        )
     if values.size == 0:
         raise ValueError("y: expected at least one label per sample; got an empty y.")
     if values.dtype.kind == "O":
-        kinds = {type(v) for v in values}
-        if not (kinds <= {str} or all(issubclass(k, int | np.integer) for k in kinds)):
-            names = sorted(k.__name__ for k in kinds)
-            raise TypeError(
-                f"y: expected labels that are all integers or all strings; got a mix of {names}."
-            )
-        values = values.astype(str) if str in kinds else values.astype(np.int64)
+        values = _object_labels(values)
     if values.dtype.kind == "f":
-        if not np.all(np.isfinite(values)) or np.any(values != np.round(values)):
-            raise ValueError(
-                "y: expected class labels (integers or strings); got non-integer floats "
-                "or NaN. For regression targets use a regression model."
-            )
-        values = values.astype(np.int64)
-    if values.dtype.kind not in "biuUS":
-        raise TypeError(f"y: expected integer or string labels; got dtype {values.dtype}.")
+        values = _float_labels(values)
+    if values.dtype.kind == "S":
+        raise TypeError(
+            f"y: expected integer or string labels; got bytes (dtype {values.dtype}). Decode "
+            "them first, e.g. y.astype(str)."
+        )
+    if values.dtype.kind == "U":
+        _check_no_nul(values, "y", "labels")
+    if values.dtype.kind not in "biuU":
+        raise TypeError(
+            f"y: expected integer or string labels; got dtype {values.dtype}"
+            + (" (Unknown label type)." if values.dtype.kind == "c" else ".")
+        )
     classes, codes = np.unique(values, return_inverse=True)
     if classes.size < 2:
         raise ValueError(
             f"y: a classifier needs at least two classes; got only one class {classes[0].item()!r}."
         )
     return codes.astype(np.int64), classes
+
+
+def _object_labels(values: np.ndarray) -> np.ndarray:
+    """Labels of an object array as a typed array, refusing anything that would merge classes."""
+    missing = np.flatnonzero(pd.isna(values))
+    if missing.size:
+        raise _missing_labels(missing)
+    kinds = {type(v) for v in values}
+    if all(issubclass(k, str) for k in kinds):
+        _check_no_nul(values, "y", "labels")
+        return values.astype(str)
+    if all(issubclass(k, bool | np.bool_) for k in kinds):
+        return values.astype(bool)
+    # bool is an int subclass: True and 1 would silently become one class.
+    numeric = not any(issubclass(k, bool | np.bool_) for k in kinds) and all(
+        issubclass(k, numbers.Real) for k in kinds
+    )
+    if numeric and all(issubclass(k, numbers.Integral) for k in kinds):
+        try:
+            return values.astype(np.int64)
+        except OverflowError:
+            raise ValueError(
+                "y: expected integer labels that fit in 64 bits; got larger integers."
+            ) from None
+    if numeric:
+        return values.astype(np.float64)
+    if all(issubclass(k, bytes) for k in kinds):
+        raise TypeError(
+            "y: expected integer or string labels; got bytes. Decode them first, e.g. "
+            "[label.decode() for label in y]."
+        )
+    names = sorted({k.__name__ for k in kinds})
+    raise TypeError(
+        f"y: expected labels that are all integers or all strings; got a mix of {names}."
+    )
+
+
+def _float_labels(values: np.ndarray) -> np.ndarray:
+    """Integer-valued float labels as int64; NaN is a missing label, anything else continuous."""
+    missing = np.flatnonzero(np.isnan(values))
+    if missing.size:
+        raise _missing_labels(missing)
+    integral = np.isfinite(values) & (values == np.round(values)) & (np.abs(values) < 2.0**63)
+    if not np.all(integral):
+        bad = values[~integral][:3].tolist()
+        raise ValueError(
+            "y: expected class labels (integers or strings); got non-integer floats "
+            f"(continuous values such as {bad}). For regression targets use a regression model."
+        )
+    return values.astype(np.int64)
+
+
+def _missing_labels(positions: np.ndarray) -> ValueError:
+    shown = positions[:10].tolist()
+    more = f" and {positions.size - 10} more" if positions.size > 10 else ""
+    return ValueError(
+        f"y: missing labels (None/NaN) at positions {shown}{more}. Drop those samples or give "
+        "them a label."
+    )
+
+
+def _check_no_nul(values, name: str, what: str) -> None:
+    """Refuse the NUL character: NumPy strings and saved files drop trailing NULs, so "x\\0"
+    would silently become "x" (and merge with it)."""
+    for position, value in enumerate(values):
+        if "\0" in value:
+            raise ValueError(
+                f"{name}: {what} must not contain the NUL character '\\0'; got {value!r} at "
+                f"position {position}."
+            )
+
+
+def check_feature_names(feature_names, n_features: int) -> np.ndarray:
+    """Validate user-given feature names: ``n_features`` distinct strings without NUL.
+
+    Returns
+    -------
+    ndarray of str, shape (n_features,)
+    """
+    if isinstance(feature_names, str | bytes) or not isinstance(
+        feature_names, Sequence | np.ndarray | pd.Index | pd.Series
+    ):
+        raise TypeError(
+            f"feature_names: expected a sequence of {n_features} strings, one per column of X; "
+            f"got {type(feature_names).__name__}."
+        )
+    shape = np.shape(np.asarray(feature_names, dtype=object))
+    if shape != (n_features,):
+        got = f"{shape[0]}" if len(shape) == 1 else f"an array of shape {shape}"
+        raise ValueError(
+            f"feature_names: expected {n_features} names, one per column of X; got {got}."
+        )
+    names = list(feature_names)
+    for position, name in enumerate(names):
+        if not isinstance(name, str):
+            raise TypeError(
+                f"feature_names: expected strings; got {type(name).__name__} {name!r} at "
+                f"position {position}."
+            )
+    _check_no_nul(names, "feature_names", "names")
+    _check_distinct(names, "feature_names", "names")
+    return np.asarray(names, dtype=str)
+
+
+def _check_distinct(names: list[str], name: str, what: str) -> None:
+    counts = pd.Series(names).value_counts(sort=False)
+    duplicated = counts.index[counts.to_numpy() > 1].tolist()
+    if duplicated:
+        raise ValueError(
+            f"{name}: expected distinct {what}; got duplicates {duplicated[:10]}"
+            + (" ..." if len(duplicated) > 10 else "")
+            + "."
+        )
+
+
+def check_binarize(binarize) -> float | None:
+    """Validate a binarize threshold: ``None`` or a finite real number (not a bool)."""
+    if binarize is None:
+        return None
+    if isinstance(binarize, bool | np.bool_) or not isinstance(binarize, numbers.Real):
+        raise TypeError(
+            "binarize: expected a finite real threshold or None; got "
+            f"{type(binarize).__name__} {binarize!r}."
+        )
+    value = float(binarize)
+    if not np.isfinite(value):
+        raise ValueError(f"binarize: expected a finite real threshold or None; got {value}.")
+    return value
 
 
 def check_features(
@@ -161,6 +311,7 @@ def check_features(
     feature_names : ndarray of str
     names_given : bool
     """
+    binarize = check_binarize(binarize)
     if X is None:
         raise TypeError(f"{name}: expected a 2-D feature matrix; got None.")
     names = None
@@ -173,8 +324,12 @@ def check_features(
                 + ". Encode them first (e.g. CountVectorizer for text, OrdinalEncoder for "
                 "categories)."
             )
-        names = np.asarray([str(c) for c in X.columns])
-        X = X.to_numpy(dtype=np.float64)
+        columns = [str(c) for c in X.columns]
+        _check_no_nul(columns, name, "column names")
+        _check_distinct(columns, name, "column names")
+        names = np.asarray(columns, dtype=str)
+        # A new array: nullable columns' <NA> become NaN (refused below as missing values).
+        X = X.to_numpy(dtype=np.float64, na_value=np.nan, copy=True)
     if sp.issparse(X):
         X = _check_sparse(X, name=name)
     else:
@@ -252,8 +407,21 @@ def _check_sparse(X, *, name: str) -> sp.csr_array:
     if X.dtype.kind not in "biuf":
         raise TypeError(f"{name}: expected a numeric sparse matrix; got dtype {X.dtype}.")
     _check_shape(X.shape, name=name)
+    # csr_array(X) shares indices and indptr (and data, when already float64) with a CSR
+    # input; summing duplicates sorts them in place, so that would rewrite the caller's matrix.
     X = sp.csr_array(X, dtype=np.float64)
-    X.sum_duplicates()
+    if not X.has_canonical_format:
+        X = X.copy()
+        X.sum_duplicates()
+        return X
+    # Shared arrays are only read from here on; read-only views make any later in-place
+    # change fail instead of reaching the caller's matrix.
+    for attribute in ("data", "indices", "indptr"):
+        array = getattr(X, attribute)
+        if array.flags.writeable:
+            view = array.view()
+            view.flags.writeable = False
+            setattr(X, attribute, view)
     return X
 
 
@@ -261,35 +429,77 @@ def _check_dense(X, *, name: str) -> np.ndarray:
     try:
         values = np.asarray(X)
     except (ValueError, TypeError) as error:  # ragged lists
+        detail = _ragged_detail(X) or str(error)
         raise TypeError(
-            f"{name}: expected a 2-D numeric array; could not read it: {error}"
+            f"{name}: expected a 2-D numeric array; could not read it: {detail}"
         ) from None
-    if values.dtype.kind in "OUS":
+    if values.dtype.kind in "US" or (values.dtype.kind == "O" and _holds_text(values)):
+        raise TypeError(
+            f"{name}: expected numeric values; got dtype {values.dtype} with non-numeric "
+            "entries (strings). Vectorize text with bayesgen.data.vectorize_text or "
+            "CountVectorizer, and encode categories with OrdinalEncoder."
+        )
+    if values.dtype.kind == "O":
         try:
-            values = values.astype(np.float64)
-        except (ValueError, TypeError):
+            values = values.astype(np.float64)  # None becomes NaN, refused as missing below
+        except (ValueError, TypeError) as error:
             raise TypeError(
-                f"{name}: expected numeric values; got dtype {values.dtype} with non-numeric "
-                "entries. Vectorize text with bayesgen.data.vectorize_text or CountVectorizer."
+                f"{name}: expected numeric values; got dtype object with non-numeric entries "
+                f"({error})."
             ) from None
+    if values.dtype.kind == "c":
+        raise ValueError(
+            f"{name}: Complex data not supported; expected real numeric values, got dtype "
+            f"{values.dtype}."
+        )
     if values.dtype.kind not in "biuf":
         raise TypeError(f"{name}: expected real numeric values; got dtype {values.dtype}.")
     if values.ndim == 1:
         raise ValueError(
             f"{name}: expected a 2-D array (n_samples, n_features); got a 1-D array of shape "
-            f"{values.shape}. Use X.reshape(-1, 1) for one feature or X.reshape(1, -1) for one "
-            "sample."
+            f"{values.shape}. Reshape your data: X.reshape(-1, 1) for one feature or "
+            "X.reshape(1, -1) for one sample."
         )
     if values.ndim != 2:
         raise ValueError(f"{name}: expected a 2-D array; got {values.ndim}-D shape {values.shape}.")
     _check_shape(values.shape, name=name)
-    return np.ascontiguousarray(values, dtype=np.float64)
+    return _read_only_if_shared(np.ascontiguousarray(values, dtype=np.float64), X)
+
+
+def _ragged_detail(X) -> str:
+    """Why a list of rows is ragged (its rows' lengths), or "" when it is not."""
+    try:
+        lengths = [len(row) for row in X]
+    except TypeError:
+        return ""
+    if len(set(lengths)) < 2:
+        return ""
+    return f"its rows have different lengths {lengths[:10]} (expected rows of equal length)."
+
+
+def _holds_text(values: np.ndarray) -> bool:
+    return any(isinstance(v, str | bytes) for v in values.flat)
+
+
+def _read_only_if_shared(checked: np.ndarray, original) -> np.ndarray:
+    """A read-only view of ``checked`` when it shares memory with the caller's ``original``.
+
+    Nothing downstream writes to the checked X; should anything ever try, it fails loudly
+    instead of changing the user's data. Only the view is flagged, never the caller's array.
+    """
+    if isinstance(original, np.ndarray) and np.may_share_memory(checked, original):
+        checked = checked.view()
+        checked.flags.writeable = False
+    return checked
 
 
 def _check_shape(shape: tuple[int, ...], *, name: str) -> None:
     if shape[0] == 0 or shape[1] == 0:
+        # "0 feature(s) (shape=...) while a minimum of 1 is required": scikit-learn's words.
+        empty = "sample" if shape[0] == 0 else "feature"
         raise ValueError(
-            f"{name}: expected at least one sample and one feature; got shape {tuple(shape)}."
+            f"{name}: expected at least one sample and one feature; got 0 {empty}(s) "
+            f"(shape={tuple(shape)}) while a minimum of 1 is required."
         )
 
 
@@ -298,17 +508,18 @@ def _check_values(X, *, kind: FeatureKind, binarize: float | None, name: str):
     if not np.all(np.isfinite(stored)):
         n_bad = int(np.size(stored) - np.count_nonzero(np.isfinite(stored)))
         raise ValueError(
-            f"{name}: expected finite values; got {n_bad} NaN or infinite entries. "
-            "Impute or drop them first."
+            f"{name}: expected finite values; got {n_bad} NaN or infinite entries (missing "
+            "values such as None count as NaN). Impute or drop them first."
         )
     if kind == "real":
+        _check_magnitude(stored, X.shape[0], name=name)
         return X
     if kind == "binary" and binarize is not None:
         return _binarize(X, binarize, name=name)
     if stored.size and stored.min() < 0:
         raise ValueError(
-            f"{name}: the model expects {_KIND_DESCRIPTION[kind]}; got negative values "
-            f"(min {stored.min():g})."
+            f"{name}: Negative values in data; the model expects {_KIND_DESCRIPTION[kind]}; got "
+            f"negative values (min {stored.min():g})."
         )
     if kind == "binary" and np.any((stored != 0) & (stored != 1)):
         bad = np.unique(stored[(stored != 0) & (stored != 1)])[:5]
@@ -321,7 +532,34 @@ def _check_values(X, *, kind: FeatureKind, binarize: float | None, name: str):
             f"{name}: the categorical model expects non-negative integer category codes; got "
             "fractional values. Encode categories with sklearn's OrdinalEncoder."
         )
+    if kind == "count":
+        _check_total(stored, name=name)
     return X
+
+
+def _check_total(stored: np.ndarray, *, name: str) -> None:
+    """Refuse counts whose sum overflows: class totals of inf give NaN probabilities."""
+    with np.errstate(over="ignore"):
+        total = stored.sum(dtype=np.float64)
+    if not np.isfinite(total):
+        raise ValueError(
+            f"{name}: the counts are too large for float64: they sum to {total} (largest value "
+            f"{stored.max():g}), so the class totals overflow. Rescale X."
+        )
+
+
+def _check_magnitude(stored: np.ndarray, n_samples: int, *, name: str) -> None:
+    """Refuse values whose squares summed over the samples overflow (means and covariance)."""
+    if not stored.size:
+        return
+    largest = float(np.abs(stored).max())
+    with np.errstate(over="ignore"):
+        square_sum = 4.0 * largest * largest * n_samples
+    if not np.isfinite(square_sum):
+        raise ValueError(
+            f"{name}: values as large as {largest:g} overflow float64 in the class means and "
+            "the covariance. Rescale X (e.g. sklearn's StandardScaler)."
+        )
 
 
 def _binarize(X, threshold: float, *, name: str):
