@@ -36,7 +36,11 @@ class Job:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run the demo with the CLI's options; returns the exit status."""
+    """Run the demo with the CLI's options; returns the exit status.
+
+    1 when any model's posterior disagrees with its closed form (``compare(...).ok`` is
+    False), so that a script or CI running the demo sees the failure; 0 otherwise.
+    """
     print_closed_forms(alpha=args.alpha)
     jobs = demo_jobs(args)
     verdicts = []
@@ -44,6 +48,10 @@ def run(args: argparse.Namespace) -> int:
         verdicts.append(fit_compare_report(job, args))
     print("\n== Summary ==")
     print(pd.DataFrame(verdicts).to_string(index=False))
+    failed = [row["model"] for row in verdicts if row["posterior = closed form"] != "yes"]
+    if failed:
+        print(f"\nThe posterior disagrees with its closed form for: {', '.join(failed)}.")
+        return 1
     return 0
 
 

@@ -262,10 +262,17 @@ class Fits:
 
         return self._get(("conjugate", name, draws, dtype), build)
 
-    def map(self, name, lam=0.5) -> Case:
-        """Conjugate draws plus find_MAP with α = λ + 1 (one find_MAP graph per model)."""
+    def map(self, name, lam=0.5, method="closed_form") -> Case:
+        """Conjugate draws plus the MAP with α = λ + 1.
+
+        ``method="closed_form"`` is what ``inference="conjugate"`` computes (nothing compiles);
+        ``"find_MAP"`` runs PyMC's optimiser on the model, as a NUTS fit does (one find_MAP
+        graph per model).
+        """
 
         def build():
+            from bayesgen import generative, inference
+
             X, y = DATA[name]()
             est = make_estimator(
                 name,
@@ -276,11 +283,16 @@ class Fits:
                 random_seed=3,
                 compute_map=True,
             ).fit(X, y)
+            if method == "find_MAP":
+                est.map_ = inference.find_map(
+                    generative.model_for(est.closed_form_),
+                    var_names=generative.TRACE_VARS[name],
+                )
             case = Case(name, X, y, expected_statistics(name, X, y, alpha=lam), est)
             case.extra["lam"] = lam
             return case
 
-        return self._get(("map", name, lam), build)
+        return self._get(("map", name, lam, method), build)
 
 
 @pytest.fixture(scope="session")

@@ -194,9 +194,12 @@ def _mode(case, alpha):
     return cf.dirichlet_mode(counts, alpha)
 
 
+@pytest.mark.parametrize("method", ["closed_form", "find_MAP"])
 @pytest.mark.parametrize("name", NB_MODELS)
-def test_map_is_the_dirichlet_mode(fits, name):
-    case = fits.map(name)
+def test_map_is_the_dirichlet_mode(fits, name, method):
+    case = fits.map(name, method=method)
+    assert case.est.map_.attrs["map_method"] == method
+    assert case.est.map_.attrs["map_converged"] == 1
     alpha = case.extra["lam"] + 1.0
     map_ = case.est.map_
     np.testing.assert_allclose(
@@ -205,10 +208,11 @@ def test_map_is_the_dirichlet_mode(fits, name):
     np.testing.assert_allclose(map_["feature_prob"].values, _mode(case, alpha), atol=1e-4)
 
 
+@pytest.mark.parametrize("method", ["closed_form", "find_MAP"])
 @pytest.mark.parametrize("name", NB_MODELS)
-def test_map_with_alpha_lambda_plus_one_is_add_lambda(fits, name):
+def test_map_with_alpha_lambda_plus_one_is_add_lambda(fits, name, method):
     """With α = λ + 1 the MAP is the add-λ estimate (n + λ) / (N + K λ) (here λ = 0.5)."""
-    case = fits.map(name)
+    case = fits.map(name, method=method)
     map_ = case.est.map_
     np.testing.assert_allclose(
         map_["feature_prob"].values, case.expected["feature_prob"], atol=1e-4
@@ -221,8 +225,9 @@ def test_map_with_alpha_lambda_plus_one_is_add_lambda(fits, name):
     assert not np.allclose(map_["class_prob"].values, case.expected["class_prob"], atol=1e-3)
 
 
-def test_map_has_the_coords_of_the_posterior(fits):
-    case = fits.map("multinomial_nb")
+@pytest.mark.parametrize("method", ["closed_form", "find_MAP"])
+def test_map_has_the_coords_of_the_posterior(fits, method):
+    case = fits.map("multinomial_nb", method=method)
     map_ = case.est.map_
     assert map_["feature_prob"].dims == ("class", "feature")
     np.testing.assert_array_equal(map_["feature"].values, case.X.columns)

@@ -1,0 +1,166 @@
+"""The MAP point: exact for conjugate fits, find_MAP in well-scaled coordinates otherwise.
+
+A verdict about the posterior must not hinge on an optimiser: conjugate models take their
+mode from the closed form (nothing compiles), and where ``find_MAP`` runs it runs on
+standardised GDA features and records whether it converged.
+"""
+
+import argparse
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+from conftest import DATA, GDA_PRIOR, expected_statistics, make_estimator
+from scipy import stats as scipy_stats
+from sklearn.datasets import load_wine
+
+import bayesgen
+from bayesgen import closed_form as cf
+from bayesgen import demo, inference
+
+# --------------------------------------------------------------------------------------------
+# Exact modes of the conjugate posteriors.
+
+
+def test_conjugate_map_of_a_simplex_without_mode_is_nan():
+    """α < 1 with a zero count: the Dirichlet density is unbounded, so that class has no mode."""
+    X = np.array([[3, 0, 1], [2, 0, 2], [1, 2, 2], [0, 3, 1]])
+    est = bayesgen.MultinomialNB(alpha=0.5, inference="conjugate", draws=10, random_seed=0)
+    map_ = est.fit(X, [0, 0, 1, 1]).map_["feature_prob"].values
+    assert np.isnan(map_[0]).all()  # class 0 never saw word 1
+    counts = np.array([1.0, 5.0, 3.0])  # class 1: (n + α − 1) / (N + K(α − 1))
+    np.testing.assert_allclose(map_[1], (counts - 0.5) / (counts.sum() - 1.5), rtol=1e-12)
+
+
+def test_conjugate_map_keeps_the_categorical_padding_at_zero():
+    X, y = DATA["categorical_nb"]()
+    est = make_estimator("categorical_nb", alpha=2.0, inference="conjugate", draws=10).fit(X, y)
+    expected = expected_statistics("categorical_nb", X, y, alpha=1.0)  # add-1 = mode under α=2
+    np.testing.assert_allclose(est.map_["feature_prob"].values, expected["feature_prob"], 1e-12)
+    assert np.all(est.map_["feature_prob"].values[:, ~expected["mask"]] == 0)
+
+
+def _niw_log_density(class_count, mu, cov, expected, nu, kappa):
+    """log p(μ, Σ | data) up to a constant: inverse-Wishart times one normal per class."""
+    psi = expected["cov"] * (nu - cov.shape[0] - 1)
+    log_density = scipy_stats.invwishart.logpdf(cov, df=nu, scale=psi)
+    for k in range(len(class_count)):
+        log_density += scipy_stats.multivariate_normal.logpdf(
+            mu[k], mean=expected["mu"][k], cov=cov / kappa[k]
+        )
+    return log_density
+
+
+def test_gda_conjugate_map_is_the_joint_mode_of_mu_and_sigma():
+    X, y = DATA["gda"]()
+    est = make_estimator("gda", inference="conjugate", draws=10, random_seed=0).fit(X, y)
+    expected = expected_statistics("gda", X, y)
+    class_count = expected["class_count"]
+    n_classes, n_features = len(class_count), X.shape[1]
+    nu = GDA_PRIOR["dof"] + class_count.sum()
+    kappa = GDA_PRIOR["kappa"] + class_count
+    mu, cov = est.map_["mu"].values, est.map_["cov"].values
+    # Σ mode = Ψ_N / (ν_N + D + 1 + K), written from E[Σ] = Ψ_N / (ν_N − D − 1).
+    psi = expected["cov"] * (nu - n_features - 1)
+    np.testing.assert_allclose(cov, psi / (nu + n_features + 1 + n_classes), rtol=1e-12)
+    np.testing.assert_allclose(mu, expected["mu"], rtol=1e-12)
+    best = _niw_log_density(class_count, mu, cov, expected, nu, kappa)
+    rng = np.random.default_rng(0)
+    for _ in range(20):  # every nearby point has a lower density
+        bump = rng.normal(size=(n_features, n_features)) * 1e-3
+        nearby_cov = cov + bump @ bump.T + (bump + bump.T) * 0.1
+        nearby_mu = mu + rng.normal(size=mu.shape) * 1e-3
+        assert _niw_log_density(class_count, nearby_mu, nearby_cov, expected, nu, kappa) < best
+
+
+def test_conjugate_map_compiles_nothing():
+    """inference="conjugate" with compute_map=True never imports PyTensor (or PyMC)."""
+    code = textwrap.dedent(
+        """
+        import sys
+        from sklearn.datasets import load_wine
+        import bayesgen
+        X, y = load_wine(return_X_y=True)
+        est = bayesgen.GaussianDiscriminantAnalysis(inference="conjugate", draws=20).fit(X, y)
+        assert est.map_.attrs["map_method"] == "closed_form"
+        print(sorted(m for m in ("pytensor", "pymc") if m in sys.modules))
+        """
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_wine_gda_conjugate_verdict_is_ok():
+    """The flagship case of the issue: every mean agrees and the exact MAP is the mode."""
+    X, y = load_wine(return_X_y=True)
+    est = bayesgen.GaussianDiscriminantAnalysis(inference="conjugate", random_seed=0).fit(X, y)
+    comparison = bayesgen.compare(est)
+    assert comparison.ok, comparison.warnings
+    mu_rows = comparison.table[comparison.table["variable"] == "mu"]
+    np.testing.assert_allclose(mu_rows["map"], mu_rows["expected_map"], rtol=1e-12)
+
+
+# --------------------------------------------------------------------------------------------
+# find_MAP on standardised GDA features.
+
+
+def test_standardising_gda_statistics_maps_the_mode_back_exactly():
+    """The NIW posterior of the standardised statistics is the image of the original one."""
+    X, y = load_wine(return_X_y=True)
+    stats = cf.gda(X, y)
+    scaled, center, scale = inference.standardize_gda_statistics(stats)
+    assert np.abs(scaled["class_mean"].values).max() < 5  # well scaled, unlike proline ~ 10³
+    restored = inference.restore_gda_point(inference.conjugate_map(scaled), center, scale)
+    original = inference.conjugate_map(stats)
+    for name in ("class_prob", "mu", "cov", "coef", "intercept"):
+        np.testing.assert_allclose(restored[name], original[name], rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.filterwarnings("ignore:NUTS")  # few draws on purpose: only the MAP is checked
+def test_find_map_reaches_the_mode_on_badly_scaled_features():
+    """One feature in thousands beside others near 1: the optimiser still finds m_k.
+
+    To 1e-4 relative, ten times tighter than compare()'s MAP tolerance.
+    """
+    X, y = DATA["gda"]()
+    X = X * np.array([1000.0, 1.0, 0.01])
+    est = make_estimator(
+        "gda", inference="nuts", draws=100, tune=100, chains=1, prior_draws=0, random_seed=1
+    ).fit(X, y)
+    assert est.map_.attrs["map_method"] == "find_MAP"
+    assert est.map_.attrs["map_converged"] == 1
+    np.testing.assert_allclose(est.map_["mu"], est.closed_form_["mu"], rtol=1e-4)
+    coef, _ = cf.gda_linear_form(
+        est.map_["class_prob"].values, est.map_["mu"].values, est.map_["cov"].values
+    )
+    np.testing.assert_allclose(est.map_["coef"], coef[1] - coef[0], rtol=1e-9)
+
+
+def test_find_map_records_an_optimiser_that_did_not_converge(monkeypatch):
+    from bayesgen import generative
+
+    stats = cf.categorical_nb(*DATA["categorical_nb"](), alpha=1.5)
+    model = generative.model_for(stats)
+    converged = inference.find_map(model, var_names=["feature_prob"])
+    assert converged.attrs["map_converged"] == 1
+    monkeypatch.setattr(inference, "MAP_GRADIENT_TOL", 0.0)  # no gradient is ever small enough
+    point = inference.find_map(model, var_names=["feature_prob"])
+    assert point.attrs["map_converged"] == 0
+    assert "max |gradient|" in point.attrs["map_message"]
+
+
+# --------------------------------------------------------------------------------------------
+# The demo's exit status follows its verdicts.
+
+
+@pytest.mark.parametrize(("verdicts", "status"), [(["yes", "yes"], 0), (["yes", "NO"], 1)])
+def test_demo_exits_non_zero_when_a_verdict_is_no(monkeypatch, capsys, verdicts, status):
+    rows = iter({"model": f"m{i}", "posterior = closed form": v} for i, v in enumerate(verdicts))
+    monkeypatch.setattr(demo, "print_closed_forms", lambda **_: None)
+    monkeypatch.setattr(demo, "demo_jobs", lambda args: verdicts)
+    monkeypatch.setattr(demo, "fit_compare_report", lambda job, args: next(rows))
+    assert demo.run(argparse.Namespace(alpha=1.0)) == status
+    if status:
+        assert "disagrees with its closed form for: m1" in capsys.readouterr().out
