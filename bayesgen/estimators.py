@@ -8,14 +8,157 @@ the PyMC model on those statistics (:mod:`bayesgen.generative`), and inference
 from __future__ import annotations
 
 import itertools
+import warnings
+from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 import xarray as xr
 from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.exceptions import DataConversionWarning, NotFittedError
 
 from bayesgen import closed_form as cf
 
 _DRAW_CHUNK_ELEMENTS = 20_000_000  # parameters held in float64 at once while predicting
+#: Fewer NUTS tuning steps than this leave the mass matrix adapted at most once (PyMC adapts
+#: it in windows of about 100 steps), so fit warns; ``draws * chains`` is held against
+#: compare's ``ess_min`` the same way.
+_MIN_TUNE = 200
+
+
+# --------------------------------------------------------------------------------------------
+# Parameter validation. As in scikit-learn, __init__ only stores its arguments and fit checks
+# them: one rule per parameter (the tables below) and one validator, so that every message
+# names the parameter, what it expects and what came.
+
+
+def _is_integer(value) -> bool:
+    return isinstance(value, int | np.integer) and not isinstance(value, bool)
+
+
+def _is_real(value) -> bool:
+    return isinstance(value, int | float | np.integer | np.floating) and not isinstance(value, bool)
+
+
+@dataclass(frozen=True)
+class _Integer:
+    low: int
+    allow_none: bool = False
+
+    @property
+    def expected(self) -> str:
+        return f"an integer >= {self.low}" + (" or None" if self.allow_none else "")
+
+    def error(self, value) -> type[Exception] | None:
+        if value is None and self.allow_none:
+            return None
+        if not _is_integer(value):
+            return TypeError
+        return None if value >= self.low else ValueError
+
+
+@dataclass(frozen=True)
+class _Real:
+    """A finite number, strictly between ``low`` and ``high`` where they are given.
+
+    ``hint`` is added to the message of an out-of-range value; ``{model}`` and ``{name}`` in it
+    become the model's closed-form function and the parameter.
+    """
+
+    low: float | None = None
+    high: float | None = None
+    allow_none: bool = False
+    hint: str = ""
+
+    @property
+    def expected(self) -> str:
+        if self.low is not None and self.high is not None:
+            text = f"a number in ({self.low:g}, {self.high:g})"
+        elif self.low is not None:
+            text = f"a finite number > {self.low:g}"
+        else:
+            text = "a finite number"
+        return text + (" or None" if self.allow_none else "")
+
+    def error(self, value) -> type[Exception] | None:
+        if value is None and self.allow_none:
+            return None
+        if not _is_real(value):
+            return TypeError
+        inside = (self.low is None or value > self.low) and (self.high is None or value < self.high)
+        return None if np.isfinite(value) and inside else ValueError
+
+
+@dataclass(frozen=True)
+class _Options:
+    options: tuple[str, ...]
+
+    @property
+    def expected(self) -> str:
+        quoted = [repr(option) for option in self.options]
+        return " or ".join(quoted) if len(quoted) == 2 else "one of " + ", ".join(quoted)
+
+    def error(self, value) -> type[Exception] | None:
+        if not isinstance(value, str):
+            return TypeError
+        return None if value in self.options else ValueError
+
+
+class _Bool:
+    expected = "True or False"
+
+    def error(self, value) -> type[Exception] | None:
+        return None if isinstance(value, bool | np.bool_) else TypeError
+
+
+class _Seed:
+    expected = "None, an integer >= 0 or a numpy.random.Generator"
+
+    def error(self, value) -> type[Exception] | None:
+        if value is None or isinstance(value, np.random.Generator | np.random.RandomState):
+            return None
+        if not _is_integer(value):
+            return TypeError
+        return None if value >= 0 else ValueError  # NumPy's seeds are non-negative
+
+
+@dataclass(frozen=True)
+class _InstanceOf:
+    cls: type
+    description: str
+
+    @property
+    def expected(self) -> str:
+        return f"None or {self.description}"
+
+    def error(self, value) -> type[Exception] | None:
+        return None if value is None or isinstance(value, self.cls) else TypeError
+
+
+_PROPER_PRIOR_HINT = (
+    "The Bayesian model needs a proper prior; for the maximum-likelihood estimate ({name}=0) "
+    "use bayesgen.closed_form.{model}(X, y, {name}=0)."
+)
+_PRIOR_CONCENTRATION = _Real(low=0, hint=_PROPER_PRIOR_HINT)
+#: Parameters of every estimator; each class adds its own in ``_parameter_rules``. The two
+#: that are about the data, ``binarize`` and ``n_categories``, are checked with it
+#: (:mod:`bayesgen.data`, :mod:`bayesgen.closed_form`), for the closed forms as well.
+_INFERENCE_RULES = {
+    "class_alpha": _PRIOR_CONCENTRATION,
+    "inference": _Options(("nuts", "conjugate")),
+    "draws": _Integer(1),
+    "tune": _Integer(0),
+    "chains": _Integer(1),
+    "cores": _Integer(1, allow_none=True),
+    "random_seed": _Seed(),
+    "nuts_sampler": _Options(("pymc", "nutpie", "numpyro", "blackjax")),
+    "target_accept": _Real(low=0, high=1),
+    "compute_map": _Bool(),
+    "prior_draws": _Integer(0),
+    # Names only, not np.float32: the model file stores parameters as JSON.
+    "dtype": _Options(("float64", "float32")),
+    "progressbar": _Bool(),
+}
 
 
 class _GenerativeClassifier(ClassifierMixin, BaseEstimator):
@@ -35,15 +178,67 @@ class _GenerativeClassifier(ClassifierMixin, BaseEstimator):
         feature_names : sequence of str, optional
             Column names for X when it has none (e.g. a vectorizer's vocabulary for a sparse
             bag-of-words); they become the ``feature`` coordinate and ``feature_names_in_``.
+
+        Raises
+        ------
+        TypeError, ValueError
+            For a parameter of the wrong type or value (the message names it), before any
+            data is read or any model compiled.
+
+        Warns
+        -----
+        UserWarning
+            NUTS with fewer than ``ess_min`` draws in all or fewer than 200 tuning steps.
+        DataConversionWarning
+            For a column-vector y of shape (n_samples, 1), as scikit-learn's classifiers.
         """
-        if self.inference not in ("nuts", "conjugate"):
-            raise ValueError(f"inference: expected 'nuts' or 'conjugate'; got {self.inference!r}.")
+        self._validate_params()
+        _warn_column_vector(y)
         stats = self._closed_form(X, y, feature_names=feature_names)
         self.closed_form_ = stats
         self.idata_ = self._infer(stats)
         self.map_ = self._find_map(stats) if self.compute_map else None
         self._set_fitted_attributes()
         return self
+
+    #: The class's own parameters, beside ``_INFERENCE_RULES``.
+    _parameter_rules: ClassVar[dict] = {}
+
+    def _validate_params(self) -> None:
+        """Check every parameter against its rule (see ``_INFERENCE_RULES``)."""
+        for name, rule in {**_INFERENCE_RULES, **self._parameter_rules}.items():
+            value = getattr(self, name)
+            error = rule.error(value)
+            if error is not None:
+                hint = getattr(rule, "hint", "") if error is ValueError else ""
+                hint = hint.format(model=self._model_name, name=name)
+                raise error(f"{name}: expected {rule.expected}; got {value!r}. {hint}".rstrip())
+        if self.inference == "conjugate":
+            self._check_conjugate()
+        else:
+            self._warn_short_nuts()
+
+    def _warn_short_nuts(self) -> None:
+        from bayesgen.compare import ESS_MIN
+
+        problems = []
+        if self.draws * self.chains < ESS_MIN:
+            problems.append(
+                f"draws={self.draws} x chains={self.chains} keeps {self.draws * self.chains} "
+                f"draws, fewer than the {ESS_MIN:g} effective draws that compare() asks for"
+            )
+        if self.tune < _MIN_TUNE:
+            problems.append(
+                f"tune={self.tune} is below {_MIN_TUNE} tuning steps, too few for NUTS to "
+                "adapt its step size and mass matrix"
+            )
+        if problems:
+            warnings.warn(
+                f"NUTS: {'; '.join(problems)}. Use draws * chains >= {ESS_MIN:g} and tune >= "
+                f"{_MIN_TUNE} (the defaults: draws=1000, tune=1000, chains=2).",
+                UserWarning,
+                stacklevel=4,
+            )
 
     def _infer(self, stats: xr.Dataset) -> xr.DataTree:
         from bayesgen import inference
@@ -56,7 +251,6 @@ class _GenerativeClassifier(ClassifierMixin, BaseEstimator):
             "dtype": self.dtype,
         }
         if self.inference == "conjugate":
-            self._check_conjugate()
             return inference.conjugate_posterior(stats, **common)
         from bayesgen.generative import TRACE_VARS
 
@@ -124,6 +318,7 @@ class _GenerativeClassifier(ClassifierMixin, BaseEstimator):
         xarray.DataArray of dims (chain, draw, obs, class)
         """
         self._check_fitted()
+        self._check_n_features(X)
         X = cf._prediction_features(self.closed_form_, X)
         posterior = self.idata_["posterior"].to_dataset()
         n_chains, n_draws = posterior.sizes["chain"], posterior.sizes["draw"]
@@ -171,6 +366,7 @@ class _GenerativeClassifier(ClassifierMixin, BaseEstimator):
 
     def predict(self, X) -> np.ndarray:
         """The class with the highest posterior-mean probability."""
+        self._check_fitted()  # before classes_ is read, so unfitted raises NotFittedError
         return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
 
     def predict_log_proba(self, X) -> np.ndarray:
@@ -186,22 +382,40 @@ class _GenerativeClassifier(ClassifierMixin, BaseEstimator):
 
         io.save(self, path)
 
+    def _check_n_features(self, X) -> None:
+        # scikit-learn's words, naming the class, which its estimator checks look for; the
+        # data checks behind this compare the feature names.
+        n_columns = _n_columns(X)
+        if n_columns is not None and n_columns != self.n_features_in_:
+            raise ValueError(
+                f"X has {n_columns} features, but {type(self).__name__} is expecting "
+                f"{self.n_features_in_} features as input. Pass the same columns (or the same "
+                "vectorizer) as at fit."
+            )
+
     def _check_fitted(self) -> None:
         if not hasattr(self, "idata_"):
-            from sklearn.exceptions import NotFittedError
-
             raise NotFittedError(
                 f"This {type(self).__name__} is not fitted yet; call fit(X, y) first."
             )
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = self._model_name != "gda"
+        tags.input_tags.sparse = True  # GDA densifies (its scatter matrix is dense anyway)
         tags.non_deterministic = self.random_seed is None
         return tags
 
 
 class _NaiveBayes(_GenerativeClassifier):
+    _parameter_rules: ClassVar[dict] = {"alpha": _PRIOR_CONCENTRATION}
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        # As scikit-learn's naive Bayes: the independence assumption costs accuracy on the
+        # correlated features of its generic test data.
+        tags.classifier_tags.poor_score = True
+        return tags
+
     def posterior_predictive_proba(self, X) -> np.ndarray:
         """Exact Bayesian posterior predictive p(y | x, data), parameters integrated out.
 
@@ -211,12 +425,38 @@ class _NaiveBayes(_GenerativeClassifier):
         :meth:`predict_proba`, which averages the plug-in p(y | x, θ) over posterior draws.
         """
         self._check_fitted()
+        self._check_n_features(X)
         return cf.posterior_predictive_proba(self.closed_form_, X)
 
     def _set_point_attributes(self, means: xr.Dataset) -> None:
         self.feature_count_ = self.closed_form_["feature_count"].values
         with np.errstate(divide="ignore"):
             self.feature_log_prob_ = np.log(means["feature_prob"].values)
+
+
+def _shape(data) -> tuple[int, ...] | None:
+    """Shape of an array, DataFrame, sparse matrix or nested list; None where it has none."""
+    try:
+        return tuple(data.shape) if hasattr(data, "shape") else np.shape(data)
+    except (TypeError, ValueError):  # ragged lists: the data checks report them
+        return None
+
+
+def _n_columns(X) -> int | None:
+    shape = _shape(X)
+    return shape[1] if shape is not None and len(shape) == 2 else None
+
+
+def _warn_column_vector(y) -> None:
+    shape = _shape(y)
+    if shape is not None and len(shape) == 2 and shape[1] == 1:
+        # scikit-learn's words, which its estimator checks look for.
+        warnings.warn(
+            "A column-vector y was passed when a 1d array was expected. Please change the "
+            "shape of y to (n_samples,), for example using ravel().",
+            DataConversionWarning,
+            stacklevel=3,
+        )
 
 
 def _log(values) -> np.ndarray:
@@ -290,6 +530,11 @@ class MultinomialNB(_NaiveBayes):
     )
 
     _model_name = "multinomial_nb"
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.positive_only = True  # counts
+        return tags
 
     def __init__(
         self,
@@ -435,6 +680,12 @@ class CategoricalNB(_NaiveBayes):
 
     _model_name = "categorical_nb"
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.categorical = True  # integer codes
+        tags.input_tags.positive_only = True
+        return tags
+
     def __init__(
         self,
         alpha=1.0,
@@ -525,6 +776,11 @@ class GaussianDiscriminantAnalysis(_GenerativeClassifier):
     )
 
     _model_name = "gda"
+    _parameter_rules: ClassVar[dict] = {
+        "cov_prior": _Options(("conjugate", "lkj")),
+        "prior": _InstanceOf(cf.NormalInverseWishart, "a bayesgen.NormalInverseWishart"),
+        "lkj_eta": _Real(low=0),
+    }
 
     def __init__(
         self,
@@ -564,8 +820,6 @@ class GaussianDiscriminantAnalysis(_GenerativeClassifier):
         self.progressbar = progressbar
 
     def _closed_form(self, X, y, feature_names=None):
-        if self.cov_prior not in ("conjugate", "lkj"):
-            raise ValueError(f"cov_prior: expected 'conjugate' or 'lkj'; got {self.cov_prior!r}.")
         prior = cf.NormalInverseWishart() if self.prior is None else self.prior
         return cf.gda(X, y, class_alpha=self.class_alpha, prior=prior, feature_names=feature_names)
 
