@@ -1,20 +1,32 @@
-"""Saving and loading fitted models: the only module that touches disk.
+"""Saving and loading fitted models, and safe file writing: the module that touches disk.
 
 A model file is one NetCDF (HDF5) file holding a DataTree: the posterior (and prior,
 sample_stats, constant_data groups), ``closed_form`` and ``map`` groups, and in the root attrs
 the estimator's class, its hyperparameters as JSON, the class and feature names (as coords),
 the file format version and the bayesgen version. There is no pickle anywhere, so loading a
 file never runs code, and the file alone is enough to predict in a new process.
+
+:func:`load` checks the whole file against the schema that :func:`save` writes and names what
+is wrong. Every file bayesgen writes is written beside its target and renamed into place
+(:func:`replacing`, :func:`replacing_folder`), so a crash or a full disk never leaves half a
+file behind nor destroys the previous one.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
+import math
 import os
-import tempfile
+import re
+import secrets
+import shutil
+import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import xarray as xr
 
 from bayesgen import __version__
@@ -22,52 +34,290 @@ from bayesgen import __version__
 FORMAT = "bayesgen-model"
 FORMAT_VERSION = 1
 
+#: Temporary files and folders of a write that are older than this were left by a killed
+#: process (a save of gigabytes takes minutes) and are removed by the next write of the target.
+STALE_AFTER_S = 3600.0
+
 _ESTIMATORS = ("GaussianDiscriminantAnalysis", "BernoulliNB", "MultinomialNB", "CategoricalNB")
+
+#: What save writes, per model (the closed_form attrs "model"): the posterior variables with
+#: their dims after (chain, draw) — the closed_form group holds an estimate of each with the
+#: same dims — and the closed-form statistics the estimator reads.
+_PARAMETERS = {
+    "multinomial_nb": {"class_prob": ("class",), "feature_prob": ("class", "feature")},
+    "bernoulli_nb": {"class_prob": ("class",), "feature_prob": ("class", "feature")},
+    "categorical_nb": {
+        "class_prob": ("class",),
+        "feature_prob": ("class", "feature", "category"),
+    },
+    "gda": {
+        "class_prob": ("class",),
+        "mu": ("class", "feature"),
+        "cov": ("feature", "feature2"),
+        "coef": ("class", "feature"),
+        "intercept": ("class",),
+    },
+}
+#: With two classes GDA stores one linear form (class 1 against class 0): no class dim.
+_BINARY_WITHOUT_CLASS = {"gda": ("coef", "intercept")}
+_STATISTICS = {
+    "multinomial_nb": {"class_count": ("class",), "feature_count": ("class", "feature")},
+    "bernoulli_nb": {"class_count": ("class",), "feature_count": ("class", "feature")},
+    "categorical_nb": {
+        "class_count": ("class",),
+        "feature_count": ("class", "feature", "category"),
+        "n_categories": ("feature",),
+        "category_mask": ("feature", "category"),
+    },
+    "gda": {"class_count": ("class",)},
+}
+_HYPERPARAMETERS = ("alpha", "class_alpha")  # positive numbers, also in the closed_form attrs
+
+
+class _ModelFileError(ValueError):
+    """One problem of a model file; :func:`load` adds the file name."""
+
+
+# -- writing files -----------------------------------------------------------------------------
+
+
+def check_output_path(path, *, argument: str = "path", folder: bool = False) -> Path:
+    """Check that ``path`` can be written as a file (or, with ``folder``, a folder).
+
+    Missing parent folders are fine (the writers create them); a path that names an existing
+    folder (a file when ``folder``), or lies under a file, is not.
+
+    Raises
+    ------
+    ValueError
+        Naming ``argument``, the path and what is in the way.
+    """
+    path = Path(path)
+    if folder and path.exists() and not path.is_dir():
+        raise ValueError(f"{argument}: {str(path)!r} is a file; expected a folder.")
+    if not folder and path.is_dir():
+        raise ValueError(f"{argument}: {str(path)!r} is a folder; expected a file name.")
+    for parent in path.absolute().parents:
+        if parent.exists():
+            if not parent.is_dir():
+                raise ValueError(
+                    f"{argument}: {str(path)!r} lies under {str(parent)!r}, which is a file, "
+                    "not a folder."
+                )
+            break
+    return path
+
+
+@contextlib.contextmanager
+def replacing(path) -> Iterator[Path]:
+    """Write a file atomically: yields a temporary path beside ``path``, renamed over it when
+    the block succeeds.
+
+    The temporary file is ``.NAME.<random>.tmp`` in the target's folder (created if missing),
+    flushed to disk before the rename. On any error it is removed and ``path`` is left as it
+    was. The new file gets the mode of the file it replaces, or else the umask's default
+    (``0o666 & ~umask``), as ``open`` would give it. Temporary files of the same target older
+    than :data:`STALE_AFTER_S` (left by a killed process) are removed.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    _remove_stale(path)
+    temporary, mode = _create_temporary(path)
+    if path.exists():
+        mode = os.stat(path).st_mode & 0o7777
+    try:
+        yield temporary
+        with open(temporary, "rb+") as written:
+            os.fsync(written.fileno())
+        os.chmod(temporary, mode)  # writers such as HDF5 may recreate the file
+        os.replace(temporary, path)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(temporary)
+
+
+@contextlib.contextmanager
+def replacing_folder(path) -> Iterator[Path]:
+    """Write a folder as a whole: yields a new empty folder beside ``path``, swapped into place
+    when the block succeeds.
+
+    The swap renames the previous folder aside, the new one in, then removes the previous one;
+    on any error before the swap the new folder is removed and the previous one stays intact.
+    Files in the new folder are always fresh files, never links planted in the old folder.
+
+    Raises
+    ------
+    ValueError
+        ``path`` is a symbolic link or a file.
+    """
+    path = Path(path)
+    if path.is_symlink():
+        raise ValueError(
+            f"out_dir: {str(path)!r} is a symbolic link; pass the folder it points to "
+            f"({str(path.resolve())!r}) if that is meant."
+        )
+    check_output_path(path, argument="out_dir", folder=True)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    _remove_stale(path)
+    mode = os.stat(path).st_mode & 0o7777 if path.exists() else None
+    while True:
+        temporary = path.with_name(f".{path.name}.{secrets.token_hex(8)}.tmp")
+        try:
+            os.mkdir(temporary)  # 0o777 & ~umask, as a plain mkdir
+            break
+        except FileExistsError:
+            continue
+    try:
+        yield temporary
+        if mode is not None:
+            os.chmod(temporary, mode)
+            aside = temporary.with_suffix(".old")
+            os.rename(path, aside)
+            try:
+                os.rename(temporary, path)
+            except BaseException:
+                os.rename(aside, path)
+                raise
+            shutil.rmtree(aside, ignore_errors=True)
+        else:
+            os.rename(temporary, path)
+    finally:
+        if temporary.exists():
+            shutil.rmtree(temporary, ignore_errors=True)
+
+
+def _create_temporary(path: Path) -> tuple[Path, int]:
+    """A new empty file ``.NAME.<random>.tmp`` beside ``path`` and the mode it got."""
+    while True:
+        temporary = path.with_name(f".{path.name}.{secrets.token_hex(8)}.tmp")
+        try:
+            handle = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        except FileExistsError:
+            continue
+        try:
+            return temporary, os.fstat(handle).st_mode & 0o7777
+        finally:
+            os.close(handle)
+
+
+def _remove_stale(path: Path) -> None:
+    """Remove temporaries of ``path`` left by killed writes (older than STALE_AFTER_S).
+
+    Also recognises the ``tempfile.mkstemp`` names of bayesgen 0.1 (``.NAME.<8 chars>.tmp``).
+    """
+    if not path.parent.is_dir():
+        return
+    pattern = re.compile(re.escape(f".{path.name}.") + r"[A-Za-z0-9_]{8,16}\.(tmp|old)")
+    cutoff = time.time() - STALE_AFTER_S
+    for entry in os.scandir(path.parent):
+        if not pattern.fullmatch(entry.name):
+            continue
+        try:
+            if entry.stat(follow_symlinks=False).st_mtime >= cutoff:
+                continue  # maybe another process's write in progress
+            if entry.is_dir(follow_symlinks=False):
+                shutil.rmtree(entry.path, ignore_errors=True)
+            else:
+                os.unlink(entry.path)
+        except FileNotFoundError:
+            continue  # removed meanwhile
+
+
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def escape_formulas(frame: pd.DataFrame) -> pd.DataFrame:
+    """A copy of ``frame`` safe to open in a spreadsheet (OWASP's CSV-injection rule).
+
+    Every string cell, column name and index label that starts with ``= + - @``, a tab or a
+    carriage return gets a leading single quote, so that a spreadsheet shows it as text instead
+    of running it as a formula (e.g. a class label ``=HYPERLINK(...)``). Numbers stay numbers.
+    """
+
+    def escape(value):
+        if isinstance(value, str) and value.startswith(_FORMULA_START):
+            return "'" + value
+        return value
+
+    def escape_index(index: pd.Index) -> pd.Index:
+        if isinstance(index, pd.MultiIndex):
+            return index.set_levels([level.map(escape) for level in index.levels])
+        return index.map(escape)
+
+    out = frame.copy()
+    for column in out.columns:
+        if out[column].dtype == object or pd.api.types.is_string_dtype(out[column]):
+            out[column] = out[column].map(escape)
+    out.columns = escape_index(out.columns)
+    out.index = escape_index(out.index)
+    return out
+
+
+def write_csv(frame: pd.DataFrame, path, **options) -> Path:
+    """Write ``frame`` as CSV atomically (:func:`replacing`), formulas escaped
+    (:func:`escape_formulas`); ``options`` go to ``DataFrame.to_csv``."""
+    path = check_output_path(path)
+    with replacing(path) as temporary:
+        escape_formulas(frame).to_csv(temporary, **options)
+    return path
+
+
+# -- models ------------------------------------------------------------------------------------
 
 
 def save(estimator, path) -> Path:
-    """Write a fitted estimator to ``path`` atomically.
+    """Write a fitted estimator to ``path`` atomically (see :func:`replacing`).
 
     The tree is written to a temporary file in the same folder, flushed to disk, then renamed
-    over ``path``: a crash or a full disk never leaves a half-written model behind.
+    over ``path``: a crash or a full disk never leaves a half-written model behind, and the
+    previous file at ``path`` stays intact. Missing parent folders are created.
 
     Returns
     -------
     pathlib.Path
         The path written.
+
+    Raises
+    ------
+    ValueError
+        ``path`` does not end in ``.nc``, names a folder or lies under a file; or a
+        hyperparameter cannot be stored as JSON.
     """
     estimator._check_fitted()
     path = Path(path)
     if path.suffix != ".nc":
         raise ValueError(f"path: expected a .nc file name; got {str(path)!r}.")
-    path.parent.mkdir(parents=True, exist_ok=True)
+    check_output_path(path)
     tree = _to_tree(estimator)
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    os.close(handle)
-    try:
+    with replacing(path) as temporary:
         tree.to_netcdf(temporary, engine="netcdf4")
-        with open(temporary, "rb+") as written:
-            os.fsync(written.fileno())
-        os.replace(temporary, path)
-    finally:
-        if os.path.exists(temporary):
-            os.unlink(temporary)
     return path
 
 
 def load(path):
     """Read a model written by :func:`save`; returns a fitted estimator.
 
+    The whole file is checked against the schema that :func:`save` writes: the groups and
+    variables, their dims, the class and feature coordinates of every group, the
+    hyperparameters, and finite draws.
+
     Raises
     ------
     FileNotFoundError
         No file at ``path``.
+    PermissionError
+        The file cannot be read.
     ValueError
-        The file is truncated, not a bayesgen model, or from a newer format version.
+        Naming the file and what is wrong with it: a folder, truncated, not a bayesgen model,
+        from a newer format version, or parts that are missing or disagree.
     """
     path = Path(path)
     if not path.exists():
         raise FileNotFoundError(f"path: no model file at {str(path)!r}.")
+    if path.is_dir():
+        raise ValueError(f"path: {str(path)!r} is a folder, not a model file.")
+    with open(path, "rb"):  # an unreadable file is a PermissionError, not a format problem
+        pass
     try:
         tree = xr.load_datatree(path, engine="netcdf4")
     except Exception as error:  # netCDF4/HDF5 raise OSError, RuntimeError, ValueError...
@@ -81,13 +331,13 @@ def load(path):
             f"{str(path)!r} is a NetCDF file but not a bayesgen model (no format={FORMAT!r} "
             "attribute)."
         )
-    version = int(attrs.get("format_version", -1))
-    if version > FORMAT_VERSION:
-        raise ValueError(
-            f"{str(path)!r} uses model format {version}, newer than this bayesgen "
-            f"({__version__}) reads ({FORMAT_VERSION}); upgrade bayesgen."
-        )
-    return _from_tree(tree, path)
+    try:
+        return _from_tree(tree)
+    except _ModelFileError as error:
+        raise ValueError(f"{str(path)!r} is not a valid bayesgen model file: {error}") from None
+
+
+# -- writing the tree --------------------------------------------------------------------------
 
 
 def _to_tree(estimator) -> xr.DataTree:
@@ -95,35 +345,93 @@ def _to_tree(estimator) -> xr.DataTree:
     tree["closed_form"] = _netcdf_safe(estimator.closed_form_)
     if estimator.map_ is not None:
         tree["map"] = estimator.map_
-    params = estimator.get_params(deep=False)
-    prior = params.get("prior")
-    if prior is not None:  # NormalInverseWishart: its resolved values live in closed_form
-        params["prior"] = {
-            key: (np.asarray(value).tolist() if value is not None else None)
-            for key, value in vars(prior).items()
-        }
     tree.attrs = {
         "format": FORMAT,
         "format_version": FORMAT_VERSION,
         "bayesgen_version": __version__,
         "estimator": type(estimator).__name__,
-        "params": json.dumps(params),
+        "params": _params_json(estimator.get_params(deep=False)),
     }
     return tree
 
 
-def _from_tree(tree: xr.DataTree, path: Path):
-    import bayesgen
+def _params_json(params: dict) -> str:
+    """The hyperparameters as JSON; NumPy scalars and arrays become numbers and lists."""
+    for key, value in params.items():
+        try:
+            json.dumps(value, default=_to_json)
+        except TypeError:
+            raise ValueError(
+                f"{key}: cannot store {value!r} ({type(value).__name__}) in a model file; "
+                "expected a number, string, list or None."
+            ) from None
+    return json.dumps(params, default=_to_json)
+
+
+def _to_json(value):
     from bayesgen.closed_form import NormalInverseWishart
 
-    name = tree.attrs.get("estimator")
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, NormalInverseWishart):  # its resolved values live in closed_form
+        return dict(vars(value))
+    raise TypeError(type(value).__name__)
+
+
+def _netcdf_safe(dataset: xr.Dataset) -> xr.Dataset:
+    """NetCDF has no boolean type: store masks as int8 (restored on load). HDF5 strings end at
+    a NUL character: refuse names holding one rather than store them cut."""
+    for dim in ("class", "feature"):
+        if dim in dataset.coords and dataset[dim].dtype.kind in "USO":
+            for name in dataset[dim].values:
+                if "\x00" in str(name):
+                    raise ValueError(
+                        f"{dim} names: {str(name)!r} holds a NUL character, which a model file "
+                        "cannot store; rename it."
+                    )
+    dataset = dataset.copy()
+    for name, variable in dataset.data_vars.items():
+        if variable.dtype == bool:
+            dataset[name] = variable.astype(np.int8)
+            dataset[name].attrs["bayesgen_dtype"] = "bool"
+    return dataset
+
+
+# -- reading and checking the tree -------------------------------------------------------------
+
+
+def _from_tree(tree: xr.DataTree):
+    import bayesgen
+
+    attrs = tree.attrs
+    version = attrs.get("format_version")
+    if not isinstance(version, int | np.integer) or not 1 <= version:
+        raise _ModelFileError(f"format_version: expected an integer >= 1; got {version!r}.")
+    if version > FORMAT_VERSION:
+        raise _ModelFileError(
+            f"it uses model format {version}, newer than this bayesgen ({__version__}) reads "
+            f"({FORMAT_VERSION}); upgrade bayesgen."
+        )
+    name = attrs.get("estimator")
     if name not in _ESTIMATORS:
-        raise ValueError(f"{str(path)!r}: unknown estimator {name!r} in the model file.")
-    params = json.loads(tree.attrs["params"])
-    if isinstance(params.get("prior"), dict):
-        params["prior"] = NormalInverseWishart(**params["prior"])
-    estimator = getattr(bayesgen, name)(**params)
-    estimator.closed_form_ = _restore_closed_form(tree["closed_form"].to_dataset())
+        raise _ModelFileError(f"unknown estimator {name!r}; expected one of {list(_ESTIMATORS)}.")
+    cls = getattr(bayesgen, name)
+    for group in ("posterior", "closed_form"):
+        if group not in tree.children:
+            raise _ModelFileError(f"the {group!r} group is missing.")
+    closed_form = _restore_closed_form(tree["closed_form"].to_dataset())
+    model = closed_form.attrs.get("model")
+    if model != cls._model_name:
+        raise _ModelFileError(
+            f"the estimator attribute says {name} but the closed_form group is of model "
+            f"{model!r} (a {name} has {cls._model_name!r})."
+        )
+    params = _read_params(attrs, cls, closed_form)
+    _check_groups(tree, closed_form, model)
+    estimator = cls(**params)
+    estimator.closed_form_ = closed_form
     estimator.map_ = tree["map"].to_dataset() if "map" in tree.children else None
     idata = tree.copy()
     for group in ("closed_form", "map"):
@@ -131,18 +439,131 @@ def _from_tree(tree: xr.DataTree, path: Path):
             del idata[group]
     idata.attrs = {}
     estimator.idata_ = idata
-    estimator._set_fitted_attributes()
+    try:
+        estimator._set_fitted_attributes()
+    except (KeyError, ValueError, TypeError, IndexError) as error:
+        raise _ModelFileError(f"its parts do not fit together: {error}") from None
     return estimator
 
 
-def _netcdf_safe(dataset: xr.Dataset) -> xr.Dataset:
-    """NetCDF has no boolean type: store masks as int8 (restored on load)."""
-    dataset = dataset.copy()
-    for name, variable in dataset.data_vars.items():
-        if variable.dtype == bool:
-            dataset[name] = variable.astype(np.int8)
-            dataset[name].attrs["bayesgen_dtype"] = "bool"
-    return dataset
+def _read_params(attrs, cls, closed_form: xr.Dataset) -> dict:
+    from bayesgen.closed_form import NormalInverseWishart
+
+    if "params" not in attrs:
+        raise _ModelFileError("the 'params' attribute (the hyperparameters) is missing.")
+    try:
+        params = json.loads(attrs["params"])
+    except (TypeError, json.JSONDecodeError) as error:
+        raise _ModelFileError(f"the 'params' attribute is not valid JSON ({error}).") from None
+    if not isinstance(params, dict):
+        raise _ModelFileError(
+            f"the 'params' attribute: expected a JSON object; got {type(params).__name__}."
+        )
+    unknown = sorted(set(params) - set(cls._get_param_names()))
+    if unknown:
+        raise _ModelFileError(f"params: {cls.__name__} has no hyperparameters {unknown}.")
+    for key in _HYPERPARAMETERS:
+        if key not in params:
+            continue
+        value = params[key]
+        if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
+            raise _ModelFileError(f"params: {key} must be a positive number; got {value!r}.")
+        if not math.isfinite(value):
+            raise _ModelFileError(f"params: {key} must be finite; got {value!r}.")
+        saved = closed_form.attrs.get(key)
+        if saved is not None and not np.isclose(float(saved), value, rtol=1e-12, atol=0):
+            raise _ModelFileError(
+                f"params say {key}={value!r} but the closed_form group was computed with "
+                f"{key}={float(saved)!r}."
+            )
+    if isinstance(params.get("prior"), dict):
+        try:
+            params["prior"] = NormalInverseWishart(**params["prior"])
+        except TypeError as error:
+            raise _ModelFileError(f"params: prior: {error}.") from None
+    return params
+
+
+def _check_groups(tree: xr.DataTree, closed_form: xr.Dataset, model: str) -> None:
+    """Variables, dims, sizes, coordinates and finite values of every group."""
+    n_classes = closed_form.sizes.get("class", 0)
+    if n_classes < 1:
+        raise _ModelFileError("the closed_form group has no classes.")
+    parameters = dict(_PARAMETERS[model])
+    if n_classes == 2:
+        for variable in _BINARY_WITHOUT_CLASS.get(model, ()):
+            parameters[variable] = parameters[variable][1:]
+    _check_variables(closed_form, "closed_form", {**parameters, **_STATISTICS[model]})
+    for dim in ("class", "feature"):
+        values = closed_form[dim].values if dim in closed_form.coords else None
+        if values is not None and len(set(values.tolist())) != len(values):
+            raise _ModelFileError(f"the closed_form group's {dim} names are not unique.")
+    for group in ("posterior", "prior"):
+        if group not in tree.children:
+            continue
+        dataset = tree[group].to_dataset()
+        _check_variables(dataset, group, {k: ("chain", "draw", *d) for k, d in parameters.items()})
+        for dim in ("chain", "draw"):
+            if dataset.sizes[dim] < 1:
+                raise _ModelFileError(f"the {group!r} group has no {dim}s.")
+        for variable in parameters:
+            values = dataset[variable].values
+            if not np.isfinite(values).all():
+                raise _ModelFileError(
+                    f"{group} {variable!r} holds {np.count_nonzero(~np.isfinite(values))} NaN "
+                    f"or infinite draws of {values.size}."
+                )
+            if variable.endswith("_prob") and not ((values >= 0) & (values <= 1)).all():
+                raise _ModelFileError(f"{group} {variable!r} holds values outside [0, 1].")
+    if "map" in tree.children:
+        _check_variables(tree["map"].to_dataset(), "map", parameters)
+    for variable in parameters:
+        if not np.isfinite(closed_form[variable].values).all():
+            raise _ModelFileError(f"closed_form {variable!r} holds NaN or infinite values.")
+    for child in tree.children.values():
+        _check_alignment(child.to_dataset(), child.name, closed_form)
+    if "sample_stats" in tree.children:
+        stats, posterior = tree["sample_stats"], tree["posterior"]
+        for dim in ("chain", "draw"):
+            if dim in stats.dims and stats.sizes[dim] != posterior.sizes[dim]:
+                raise _ModelFileError(
+                    f"sample_stats has {stats.sizes[dim]} {dim}s but the posterior has "
+                    f"{posterior.sizes[dim]}."
+                )
+
+
+def _check_variables(dataset: xr.Dataset, group: str, expected: dict) -> None:
+    for variable, dims in expected.items():
+        if variable not in dataset.data_vars:
+            raise _ModelFileError(f"the {group!r} group has no variable {variable!r}.")
+        if dataset[variable].dims != tuple(dims):
+            raise _ModelFileError(
+                f"{group} {variable!r} has dims {dataset[variable].dims}; expected {tuple(dims)}."
+            )
+
+
+def _check_alignment(dataset: xr.Dataset, group: str, closed_form: xr.Dataset) -> None:
+    """The class, feature and category dims of a group agree with the closed_form group."""
+    for dim in ("class", "feature", "feature2", "category"):
+        if dim not in dataset.dims or dim not in closed_form.dims:
+            continue
+        size, expected = dataset.sizes[dim], closed_form.sizes[dim]
+        if size != expected:
+            raise _ModelFileError(
+                f"the {group!r} group has {size} entries along {dim!r} but the closed_form "
+                f"group has {expected}."
+            )
+        if dim in ("class", "feature") and dim in dataset.coords and dim in closed_form.coords:
+            if not np.array_equal(dataset[dim].values, closed_form[dim].values):
+                raise _ModelFileError(
+                    f"the {group!r} group's {dim} names {_preview(dataset[dim].values)} differ "
+                    f"from the closed_form group's {_preview(closed_form[dim].values)}."
+                )
+
+
+def _preview(values: np.ndarray) -> str:
+    shown = [str(v) for v in values[:5]]
+    return str(shown)[:-1] + (", ...]" if len(values) > 5 else "]")
 
 
 def _restore_closed_form(dataset: xr.Dataset) -> xr.Dataset:
