@@ -8,6 +8,7 @@ with one-line captions, plus ``summary.csv`` (the ArviZ summary, :func:`write_su
 from __future__ import annotations
 
 import html
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -16,10 +17,11 @@ import matplotlib.pyplot as plt
 import pandas as pd
 import xarray as xr
 
-from bayesgen import plots
+from bayesgen import io, plots
 from bayesgen._callable import make_module_callable
 
 _DPI = 100
+_REPORT_TITLE = "bayesgen report: "  # in index.html's <title>: marks a folder as a report
 
 
 @dataclass(frozen=True)
@@ -54,7 +56,11 @@ def report(
     ----------
     est : fitted bayesgen estimator
     out_dir : str or path-like
-        Created if missing; files of the same names are overwritten.
+        A new folder (missing parents are created), an empty one, or one holding an earlier
+        report, which is replaced as a whole: the report is built in a temporary folder beside
+        it and swapped in only when complete, so a failed report leaves the earlier one intact
+        and every file is new (never written through a link planted in the folder). A folder
+        holding other files, a file, or a symbolic link is refused (ValueError).
     X_test, y_test : array-like, optional
         Held-out data for the calibration diagram, the predictive intervals and (GDA) the
         decision boundaries; those plots are listed as skipped without it.
@@ -74,22 +80,52 @@ def report(
     if (X_test is None) != (y_test is None):
         raise ValueError("X_test and y_test: pass both or neither.")
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    write_summary(est, out / "summary.csv", max_features=summary_max_features)
+    _check_replaceable(out)
     from bayesgen.compare import compare
 
-    comparison = compare(est)
-    comparison.table.to_csv(out / "comparison.csv")
-    sections = []
-    for section, make in _plan(est, X_test, y_test, max_features=max_features, top_k=top_k):
-        if make is not None:
-            _save(make(), out / section.file)
-        sections.append(section)
-    chosen = plots.selected_features(est, max_features=max_features)
-    selection = [plots._feature_label(f) for f in chosen]
+    with io.replacing_folder(out) as folder:
+        write_summary(est, folder / "summary.csv", max_features=summary_max_features)
+        comparison = compare(est)
+        io.write_csv(comparison.table, folder / "comparison.csv")
+        sections = []
+        for section, make in _plan(est, X_test, y_test, max_features=max_features, top_k=top_k):
+            if make is not None:
+                _save(make(), folder / section.file)
+            sections.append(section)
+        chosen = plots.selected_features(est, max_features=max_features)
+        selection = [plots._feature_label(f) for f in chosen]
+        html_text = _html(est, comparison, sections, selection)
+        (folder / "index.html").write_text(html_text, encoding="utf-8")
+    return out / "index.html"
+
+
+def _check_replaceable(out: Path) -> None:
+    """Refuse to replace a folder that holds anything but an earlier report: the swap
+    removes the whole previous folder."""
+    if out.is_symlink() or not out.is_dir():
+        return  # io.replacing_folder refuses links and files
+    entries = sorted(os.scandir(out), key=lambda entry: entry.name)
+    if not entries:
+        return
     index = out / "index.html"
-    index.write_text(_html(est, comparison, sections, selection), encoding="utf-8")
-    return index
+    earlier = (
+        index.is_file()
+        and not index.is_symlink()
+        and _REPORT_TITLE in index.read_text(encoding="utf-8", errors="replace")
+    )
+    foreign = [
+        entry.name
+        for entry in entries
+        if entry.is_dir(follow_symlinks=False)
+        or not (entry.name == "index.html" or entry.name.endswith((".png", ".csv")))
+    ]
+    if not earlier or foreign:
+        example = (foreign or [entry.name for entry in entries])[0]
+        raise ValueError(
+            f"out_dir: {str(out)!r} holds files that are not a bayesgen report (e.g. "
+            f"{example!r}); a report replaces its folder as a whole, so pass a new or empty "
+            "folder, or one holding an earlier report."
+        )
 
 
 def write_summary(est, path, *, max_features: int = 100) -> pd.DataFrame:
@@ -99,7 +135,7 @@ def write_summary(est, path, *, max_features: int = 100) -> pd.DataFrame:
     selection = plots.selected_features(est, max_features=max_features)
     posterior = plots._subset(est.idata_["posterior"].to_dataset(), selection, for_matplotlib=False)
     table = az.summary(xr.DataTree.from_dict({"posterior": posterior}), ci_prob=0.94)
-    table.to_csv(path)
+    io.write_csv(table, path)  # atomic, and names that look like formulas escaped
     return table
 
 
@@ -328,7 +364,7 @@ def _html(est, comparison, sections: list[_Section], selection: list[str]) -> st
 <meta charset="utf-8">
 <meta http-equiv="Content-Security-Policy"
       content="default-src 'none'; img-src 'self' file:; style-src 'unsafe-inline'">
-<title>bayesgen report: {e(name)}</title>
+<title>{_REPORT_TITLE}{e(name)}</title>
 <style>{_STYLE}</style>
 </head>
 <body>
