@@ -80,20 +80,60 @@ def load_sms_spam(path=None, *, download: bool = False) -> tuple[list[str], list
 
 
 def read_table(path) -> pd.DataFrame:
-    """Read a CSV, TSV or Parquet file into a DataFrame, chosen by the file's suffix."""
+    """Read a CSV, TSV or Parquet file into a DataFrame, chosen by the file's suffix.
+
+    Raises
+    ------
+    FileNotFoundError
+        No file at ``path``.
+    ValueError
+        Naming the file: an unknown suffix, an empty file, a header without data rows, text
+        that is not UTF-8, or a line that does not parse.
+    """
     path = Path(path)
-    if not path.is_file():
+    if not path.exists():
         raise FileNotFoundError(f"data: no file at {str(path)!r}.")
+    if path.is_dir():
+        raise ValueError(
+            f"data: {str(path)!r} is a folder; expected a .csv, .tsv or .parquet file."
+        )
     suffix = path.suffix.lower()
     if suffix == ".csv":
-        return pd.read_csv(path)
-    if suffix in (".tsv", ".tab", ".txt"):
-        return pd.read_csv(path, sep="\t")
-    if suffix in (".parquet", ".pq"):
+        frame = _read_text_table(path, sep=",")
+    elif suffix in (".tsv", ".tab", ".txt"):
+        frame = _read_text_table(path, sep="\t")
+    elif suffix in (".parquet", ".pq"):
         try:
-            return pd.read_parquet(path)
+            frame = pd.read_parquet(path)
         except ImportError:
             raise ValueError(
                 "data: reading Parquet needs pyarrow (pip install pyarrow); or pass a CSV/TSV."
             ) from None
-    raise ValueError(f"data: expected a .csv, .tsv or .parquet file; got {path.name!r}.")
+        except (OSError, ValueError) as error:
+            if isinstance(error, PermissionError):
+                raise
+            raise ValueError(
+                f"data: {str(path)!r} is not a readable Parquet file ({error})."
+            ) from None
+    else:
+        raise ValueError(f"data: expected a .csv, .tsv or .parquet file; got {path.name!r}.")
+    if len(frame) == 0:
+        raise ValueError(
+            f"data: {str(path)!r} has no data rows (only a header with columns "
+            f"{[str(c) for c in frame.columns][:10]})."
+        )
+    return frame
+
+
+def _read_text_table(path: Path, *, sep: str) -> pd.DataFrame:
+    try:
+        return pd.read_csv(path, sep=sep)
+    except pd.errors.EmptyDataError:
+        raise ValueError(f"data: {str(path)!r} is empty (no header, no rows).") from None
+    except UnicodeDecodeError as error:
+        raise ValueError(
+            f"data: {str(path)!r} is not UTF-8 text ({error.reason}); save it as UTF-8."
+        ) from None
+    except pd.errors.ParserError as error:
+        detail = " ".join(str(error).split())
+        raise ValueError(f"data: {str(path)!r} does not parse as a table: {detail}") from None
