@@ -273,8 +273,11 @@ def test_gda_rows_are_the_normal_inverse_wishart_means(gda):
 def test_gda_explains_the_rows_without_closed_form(gda):
     table = compare(gda).table
     nonlinear = table[table["variable"].isin(["coef", "intercept"])]
-    assert nonlinear["closed_form"].isna().all()
-    assert nonlinear["reason"].str.contains("nonlinear").all()
+    # their means have closed forms (tests/test_check_power.py); their modes have none
+    assert nonlinear["expected_map"].isna().all()
+    assert nonlinear["reason"].str.contains("no closed-form mode for the linear form").all()
+    assert rows(table, "intercept")["closed_form_sd"].isna().all()
+    assert rows(table, "intercept")["reason"].str.contains("SD not compared").all()
     cov = rows(table, "cov")
     assert cov["expected_map"].isna().all()
     assert cov["reason"].str.contains("Bartlett").all()
@@ -443,6 +446,9 @@ def test_mode_of_exactly_zero_is_compared(bernoulli):
 # Identities.
 
 
+DIRICHLET_SD = "posterior SD under Dirichlet(a) = √(a_i (a₀ − a_i) / (a₀² (a₀ + 1)))"
+
+
 def identity_counts(result):
     return {
         (row.identity, row.variable): (row.checked, row.satisfied)
@@ -457,6 +463,8 @@ def test_identities_name_each_dirichlet_check(multinomial):
         ("MAP under Dirichlet(1) = MLE", "class_prob"): (3, 3),
         ("posterior mean under Dirichlet(λ) = add-λ", "feature_prob"): (12, 12),
         ("MAP under Dirichlet(λ + 1) = add-λ", "feature_prob"): (12, 12),
+        (DIRICHLET_SD, "class_prob"): (3, 3),
+        (DIRICHLET_SD, "feature_prob"): (12, 12),
     }
 
 

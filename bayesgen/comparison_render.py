@@ -1,0 +1,331 @@
+"""The words of :func:`bayesgen.compare`: its printed and HTML forms, its warnings and the
+reasons it gives for a comparison it does not make."""
+
+from __future__ import annotations
+
+import html
+
+import numpy as np
+import pandas as pd
+
+#: ``str()`` lists every row up to this many, and otherwise the ``WORST_ROWS`` worst.
+PRINT_ROWS = 50
+WORST_ROWS = 10
+PRINTED_COLUMNS = [
+    "variable",
+    "coords",
+    "posterior_mean",
+    "mcse",
+    "closed_form",
+    "z",
+    "posterior_sd",
+    "closed_form_sd",
+    "z_sd",
+    "map",
+    "expected_map",
+    "r_hat",
+    "ess_bulk",
+    "agrees",
+]
+_LABEL_WIDTH = 32
+
+NO_JOINT_MODE = (
+    "MAP not shown: the fitted posterior has no mode (n + α < 1 somewhere makes its density "
+    "unbounded), so find_MAP cannot converge and its values are optimizer artefacts"
+)
+NO_JOINT_MODE_WARNING = (
+    "The fitted posterior has no mode at all (some n + α < 1 makes its density unbounded), so "
+    "find_MAP could not converge and every MAP value is an optimizer artefact: none is shown "
+    "or compared (map is NaN)."
+)
+LINEAR_FORM_IDENTITY = {
+    "coef": "coef = Σ⁻¹μ_k of its own draw (two classes: w_1 − w_0)",
+    "intercept": "intercept = −½ μ_kᵀΣ⁻¹μ_k + log π_k of its own draw (two classes: b_1 − b_0)",
+}
+_MAP_METHODS = {"closed_form": "closed form (exact)", "find_MAP": "find_MAP (L-BFGS-B)"}
+
+
+# --------------------------------------------------------------------------------------------
+# Reasons in the table.
+
+
+def add_reason(table: pd.DataFrame, rows: np.ndarray, text: str) -> None:
+    """Append ``text`` to the ``reason`` of the marked rows (in place)."""
+    reason = table["reason"].to_numpy(dtype=object)
+    joined = np.where(reason == "", text, reason + "; " + text)
+    table["reason"] = np.where(rows, joined, reason).astype(str)
+
+
+def hide_artefacts(table: pd.DataFrame) -> None:
+    """Where some density is unbounded the joint posterior has no mode, so find_MAP cannot
+    converge (L-BFGS-B stops "ABNORMAL") and all its values are artefacts, not only those at
+    the boundary: hide them, keeping each simplex's own mode in ``expected_map``."""
+    table["map"] = np.nan
+    add_reason(table, np.ones(len(table), dtype=bool), NO_JOINT_MODE)
+
+
+def map_not_converged_reason(message: str) -> str:
+    return f"MAP not compared: the optimiser did not converge{_quoted(message)}"
+
+
+def map_not_converged_warning(message: str, n_differ: int) -> str:
+    return (
+        f"MAP optimiser did not converge{_quoted(message)}: its values are not compared. "
+        f"{n_differ} of them differ from the closed-form mode; this says nothing about the "
+        "posterior draws, which are judged by their means and SDs."
+    )
+
+
+def _quoted(message: str) -> str:
+    return f" ({message})" if message else ""
+
+
+# --------------------------------------------------------------------------------------------
+# Warnings.
+
+
+def diagnose(
+    table, outcomes, divergences, ess_min, rhat_max, z_threshold, *, exact_draws=False
+) -> tuple[list[str], bool]:
+    """Human-readable warnings, and whether the sampler diagnostics pass.
+
+    ``outcomes`` maps ``z``, ``z_sd``, ``map`` and ``identity`` to a boolean per row, and
+    ``identity_ratio`` to the linear-form error in tolerances (NaN off coef/intercept). With
+    ``exact_draws`` (independent draws from the conjugate posterior) there is no Markov chain
+    to converge: an R-hat above the threshold or a low ESS is chance fluctuation of
+    independent draws, so it is reported but does not fail the check.
+    """
+    warnings, clean = [], True
+    exact_note = (
+        " These are exact independent draws, so this is chance fluctuation, not a convergence "
+        "failure; it does not fail the check."
+    )
+    n_checked = int(np.isfinite(table["z"]).sum() + np.isfinite(table["z_sd"]).sum())
+    chance = _chance_note(n_checked, z_threshold)
+    z_ok, sd_ok = outcomes["z"], outcomes["z_sd"]
+    if not z_ok.all():
+        z = np.abs(table["z"].to_numpy())
+        worst = int(np.nanargmax(np.where(z_ok, -np.inf, z)))
+        warnings.append(
+            f"{int((~z_ok).sum())} posterior means differ from their closed form by more than "
+            f"{z_threshold:.3g} MCSE (worst: {_where(table, worst)}, "
+            f"z = {table['z'].iloc[worst]:.3g}). Either the closed form is for another prior "
+            "(check alpha and class_alpha) or the draws do not follow the posterior." + chance
+        )
+    if not sd_ok.all():
+        z_sd = np.abs(table["z_sd"].to_numpy())
+        worst = int(np.nanargmax(np.where(sd_ok, -np.inf, z_sd)))
+        row = table.iloc[worst]
+        warnings.append(
+            f"{int((~sd_ok).sum())} posterior SDs differ from their closed form by more than "
+            f"{z_threshold:.3g} MCSE (worst: {_where(table, worst)}, SD "
+            f"{row['posterior_sd']:.4g} vs {row['closed_form_sd']:.4g}, "
+            f"z_sd = {row['z_sd']:.3g}): the draws are "
+            + ("too wide" if row["z_sd"] > 0 else "too narrow")
+            + " for this posterior."
+            + chance
+        )
+    if not outcomes["identity"].all():
+        ratio = outcomes["identity_ratio"]
+        bad = ~outcomes["identity"]
+        worst = int(np.nanargmax(np.where(bad, ratio, -np.inf)))
+        warnings.append(
+            f"{int(bad.sum())} coef/intercept values are not the linear form of their own draw "
+            f"of (π, μ, Σ) (worst: {_where(table, worst)}, {ratio[worst]:.3g} times the "
+            "rounding tolerance): they were not computed from these draws."
+        )
+    map_ok = outcomes["map"]
+    if not map_ok.all():
+        gap = np.abs(table["map"].to_numpy() - table["expected_map"].to_numpy())
+        worst = int(np.nanargmax(np.where(map_ok, -np.inf, gap)))
+        warnings.append(
+            f"{int((~map_ok).sum())} MAP values differ from the closed-form mode (worst: "
+            f"{_where(table, worst)}, MAP {table['map'].iloc[worst]:.6g} vs mode "
+            f"{table['expected_map'].iloc[worst]:.6g}). The optimizer stopped early, or the "
+            "mode is for another prior."
+        )
+    if divergences:
+        clean = False
+        warnings.append(
+            f"{divergences} divergent transitions: NUTS met curvature it could not follow, so the "
+            "draws may miss part of the posterior. Raise target_accept or reparameterise."
+        )
+    r_hat = table["r_hat"].to_numpy()
+    high = r_hat > rhat_max
+    if high.any():
+        clean = clean and exact_draws
+        worst = int(np.nanargmax(r_hat))
+        warnings.append(
+            f"{int(high.sum())} parameters have R-hat > {rhat_max:g} (worst {r_hat[worst]:.4g} "
+            f"at {_where(table, worst)})"
+            + (
+                "." + exact_note
+                if exact_draws
+                else ": the chains have not mixed into one distribution. Run longer (more tune "
+                "and draws)."
+            )
+        )
+    ess = table["ess_bulk"].to_numpy()
+    low = ess < ess_min
+    if low.any():
+        clean = clean and exact_draws
+        worst = int(np.nanargmin(ess))
+        warnings.append(
+            f"{int(low.sum())} parameters have bulk ESS < {ess_min:g} (lowest {ess[worst]:.0f} at "
+            f"{_where(table, worst)}): their MCSE, and so z, is unreliable. Draw more."
+            + (exact_note if exact_draws else "")
+        )
+    reason = table["reason"]
+    boundary = reason.str.startswith("boundary")
+    if boundary.any():
+        warnings.append(
+            f"{int(boundary.sum())} parameters have no interior posterior mode under this prior "
+            "(α < 1 with a zero count: the density grows without bound towards the boundary), "
+            "so there is no MAP to expect: expected_map is NaN for them (see the reason "
+            "column), and their posterior means are still checked. Use α ≥ 1 for a "
+            "well-defined MAP."
+        )
+    flat = reason.str.startswith("flat")
+    if flat.any():
+        warnings.append(
+            f"{int(flat.sum())} parameters have a flat posterior (n + α = 1 for every outcome), "
+            "so no single MAP exists."
+        )
+    if not (np.isfinite(r_hat).any() or table.empty):
+        warnings.append("R-hat could not be computed (it needs at least two chains).")
+    return warnings, clean
+
+
+def _chance_note(n_checked: int, z_threshold: float) -> str:
+    """For a fixed threshold: how many |z| > threshold a correct posterior gives by chance."""
+    from scipy.special import ndtr, ndtri
+
+    expected = n_checked * 2.0 * float(ndtr(-z_threshold))
+    if expected < 0.01:
+        return ""
+    family = max(4.0, float(ndtri(1.0 - 0.01 / (2.0 * max(n_checked, 1)))))
+    return (
+        f" With {n_checked} means and SDs checked, a correct posterior exceeds "
+        f"{z_threshold:.3g} about {expected:.2g} times by chance; if the count is close to "
+        f"that, judge with z_threshold='auto' ({family:.2f} here: 1% family-wise, Bonferroni)."
+    )
+
+
+def _where(table: pd.DataFrame, index) -> str:
+    row = table.iloc[index]
+    return f"{row['variable']}[{row['coords']}]" if row["coords"] else row["variable"]
+
+
+# --------------------------------------------------------------------------------------------
+# Text and HTML.
+
+
+def headline(comparison) -> list[str]:
+    s, table = comparison.settings, comparison.table
+    sampler = "conjugate draws" if comparison.inference == "conjugate" else "NUTS"
+
+    def worst(column: str) -> str:
+        values = np.abs(table[column].to_numpy())
+        return f"{np.nanmax(values):.3g}" if np.isfinite(values).any() else "n/a"
+
+    rule = (
+        f": 1% family-wise over {s['n_checks']} checks"
+        if isinstance(s.get("z_threshold_rule"), str)
+        else ""
+    )
+    return [
+        f"Posterior vs closed form: {comparison.model}, {sampler} "
+        f"({comparison.chains} chains × {comparison.draws} draws), {len(table)} parameters",
+        f"worst |z| = {worst('z')}, worst |z_sd| = {worst('z_sd')} "
+        f"(threshold {s['z_threshold']:.3g}{rule})",
+        _map_line(comparison),
+        f"diagnostics: {comparison.divergences} divergences, max R-hat "
+        f"{np.nanmax(table['r_hat']):.4g} (threshold {s['rhat_max']:g}), min bulk ESS "
+        f"{np.nanmin(table['ess_bulk']):.0f} (threshold {s['ess_min']:g})",
+        "OK: every row agrees and the diagnostics are clean."
+        if comparison.ok
+        else "NOT OK: see the warnings below.",
+    ]
+
+
+def _map_line(comparison) -> str:
+    if not comparison.map_computed:
+        return "MAP: not computed"
+    s = comparison.settings
+    method = _MAP_METHODS.get(comparison.map_method, str(comparison.map_method))
+    if comparison.map_method != "closed_form":
+        if comparison.map_converged is None:
+            method += ", convergence not recorded"
+        elif comparison.map_converged:
+            method += ", converged"
+        else:
+            return f"MAP: {method}, did not converge: not compared"
+    return (
+        f"MAP: {method}; within {s['map_atol']:g} + {s['map_rtol']:g}·|mode| of the "
+        "closed-form mode"
+    )
+
+
+def _rows_shown(comparison) -> tuple[str, pd.DataFrame]:
+    table = comparison.table
+    if len(table) <= PRINT_ROWS:
+        return "Parameters", table
+    return (
+        f"The {WORST_ROWS} worst of {len(table)} parameters (all are in .table)",
+        comparison.worst(WORST_ROWS),
+    )
+
+
+def _notes(comparison) -> list[str]:
+    table = comparison.table
+    reasons = table.loc[table["reason"] != "", ["variable", "reason"]]
+    notes = []
+    for reason, group in reasons.groupby("reason", sort=False):
+        variables = ", ".join(dict.fromkeys(group["variable"]))
+        notes.append(f"{variables} ({len(group)} rows): {reason}")
+    return notes
+
+
+def text(comparison) -> str:
+    """The comparison as plain text: headline, identities, rows, notes and warnings."""
+    title, rows = _rows_shown(comparison)
+    shown = rows[PRINTED_COLUMNS].copy()
+    shown["coords"] = shown["coords"].map(_truncate)
+    lines = [*headline(comparison), "", "Identities checked"]
+    lines.append(_indent(comparison.identities.to_string(index=False)))
+    lines += ["", title, _indent(shown.to_string(index=False, float_format=_format_float))]
+    for heading, items in (("Not compared", _notes(comparison)), ("Warnings", comparison.warnings)):
+        if items:
+            lines += ["", heading, *(f"  - {item}" for item in items)]
+    return "\n".join(lines)
+
+
+def html_page(comparison) -> str:
+    """The comparison as an HTML fragment (every value escaped)."""
+    title, rows = _rows_shown(comparison)
+    head = "<br>".join(html.escape(line) for line in headline(comparison))
+    parts = [
+        f"<div class='bayesgen-comparison'><p>{head}</p>",
+        "<h4>Identities checked</h4>",
+        comparison.identities.to_html(index=False, escape=True),
+        f"<h4>{html.escape(title)}</h4>",
+        rows.to_html(index=False, escape=True, float_format=_format_float),
+    ]
+    for heading, items in (("Not compared", _notes(comparison)), ("Warnings", comparison.warnings)):
+        if items:
+            listed = "".join(f"<li>{html.escape(item)}</li>" for item in items)
+            parts.append(f"<h4>{heading}</h4><ul>{listed}</ul>")
+    parts.append("</div>")
+    return "".join(parts)
+
+
+def _format_float(value: float) -> str:
+    return f"{value:.6g}"
+
+
+def _truncate(label: str) -> str:
+    return label if len(label) <= _LABEL_WIDTH else label[: _LABEL_WIDTH - 1] + "…"
+
+
+def _indent(lines: str) -> str:
+    return "\n".join("  " + line for line in lines.splitlines())
