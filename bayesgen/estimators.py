@@ -112,10 +112,12 @@ class _Bool:
 
 
 class _Seed:
-    expected = "None, an integer >= 0 or a numpy.random.Generator"
+    # A Generator would fit but could not be saved: the model file keeps the seed as JSON so
+    # that a loaded model says how its draws were made.
+    expected = "None or an integer >= 0 (a seed the model file can store)"
 
     def error(self, value) -> type[Exception] | None:
-        if value is None or isinstance(value, np.random.Generator | np.random.RandomState):
+        if value is None:
             return None
         if not _is_integer(value):
             return TypeError
