@@ -257,7 +257,12 @@ def categorical_nb(
     alpha, class_alpha : float
         As for :func:`multinomial_nb`.
     n_categories : int or array-like of int, optional
-        K_n per feature; by default ``max(X[:, n]) + 1`` (scikit-learn's rule).
+        K_n per feature; by default ``max(X[:, n]) + 1`` (scikit-learn's rule). At prediction
+        a code ≥ K_n raises a ValueError naming the feature and the code (scikit-learn's
+        ``CategoricalNB`` cannot score it either, failing with an IndexError); pass a larger
+        ``n_categories`` to give categories unseen in training a probability. The padded
+        class × feature × category table may hold at most ``MAX_CATEGORY_CELLS`` cells, so
+        codes must be 0, 1, ..., K_n - 1 (``OrdinalEncoder``), not arbitrary identifiers.
     feature_names : sequence of str, optional
         Names of the columns of X (e.g. a vectorizer's vocabulary); default DataFrame column
         names or ``x0, x1, ...``.
@@ -674,7 +679,9 @@ def _linear_in_x(X, weights) -> np.ndarray:
     """X @ weightsᵀ for weights of shape (..., K, F), returning (..., n, K); X may be sparse."""
     batch, (n_classes, n_features) = weights.shape[:-2], weights.shape[-2:]
     flat = weights.reshape(-1, n_features)
-    product = np.asarray(X @ flat.T)  # (n, B*K); sparse X touches only its non-zeros
+    # Huge X may overflow here; normalize_log_proba then names the row instead of a warning.
+    with np.errstate(over="ignore", invalid="ignore"):
+        product = np.asarray(X @ flat.T)  # (n, B*K); sparse X touches only its non-zeros
     product = product.reshape(X.shape[0], -1, n_classes)
     return np.moveaxis(product, 0, -2).reshape(*batch, X.shape[0], n_classes)
 
@@ -793,12 +800,13 @@ def posterior_predictive_proba(estimates: xr.Dataset, X) -> np.ndarray:
     concentration = estimates["feature_count"].values + estimates.attrs["alpha"]
     total = concentration.sum(axis=1)
     doc_length = np.asarray(X.sum(axis=1)).ravel()
-    joint = (
-        gammaln(total)[None, :]
-        - gammaln(total[None, :] + doc_length[:, None])
-        + _dirichlet_multinomial_word_terms(X, concentration)
-        + np.log(estimates["class_prob"].values)[None, :]
-    )
+    with np.errstate(over="ignore", invalid="ignore"):  # refused by normalize_log_proba
+        joint = (
+            gammaln(total)[None, :]
+            - gammaln(total[None, :] + doc_length[:, None])
+            + _dirichlet_multinomial_word_terms(X, concentration)
+            + np.log(estimates["class_prob"].values)[None, :]
+        )
     return normalize_log_proba(joint)
 
 

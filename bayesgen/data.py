@@ -202,9 +202,8 @@ def _object_labels(values: np.ndarray) -> np.ndarray:
             "[label.decode() for label in y]."
         )
     names = sorted({k.__name__ for k in kinds})
-    raise TypeError(
-        f"y: expected labels that are all integers or all strings; got a mix of {names}."
-    )
+    got = f"a mix of {names}" if len(names) > 1 else f"labels of type {names[0]}"
+    raise TypeError(f"y: expected labels that are all integers or all strings; got {got}.")
 
 
 def _float_labels(values: np.ndarray) -> np.ndarray:
@@ -237,7 +236,7 @@ def _check_no_nul(values, name: str, what: str) -> None:
     for position, value in enumerate(values):
         if "\0" in value:
             raise ValueError(
-                f"{name}: {what} must not contain the NUL character '\\0'; got {value!r} at "
+                f"{name}: {what} must not contain the NUL character '\\0'; got {str(value)!r} at "
                 f"position {position}."
             )
 
@@ -404,6 +403,11 @@ def _is_numeric_dtype(dtype) -> bool:
 def _check_sparse(X, *, name: str) -> sp.csr_array:
     if X.ndim != 2:
         raise ValueError(f"{name}: expected a 2-D sparse matrix; got {X.ndim}-D.")
+    if X.dtype.kind == "c":
+        raise ValueError(
+            f"{name}: Complex data not supported; expected a real sparse matrix, got dtype "
+            f"{X.dtype}."
+        )
     if X.dtype.kind not in "biuf":
         raise TypeError(f"{name}: expected a numeric sparse matrix; got dtype {X.dtype}.")
     _check_shape(X.shape, name=name)
@@ -498,8 +502,8 @@ def _check_shape(shape: tuple[int, ...], *, name: str) -> None:
         # "0 feature(s) (shape=...) while a minimum of 1 is required": scikit-learn's words.
         empty = "sample" if shape[0] == 0 else "feature"
         raise ValueError(
-            f"{name}: expected at least one sample and one feature; got 0 {empty}(s) "
-            f"(shape={tuple(shape)}) while a minimum of 1 is required."
+            f"{name}: expected at least one sample and one feature; got shape {tuple(shape)}: "
+            f"0 {empty}(s) (shape={tuple(shape)}) while a minimum of 1 is required."
         )
 
 
