@@ -605,3 +605,18 @@ def test_a_right_posterior_passes_for_at_least_49_of_50_seeds(name):
         if not compare(cls(random_seed=1000 + seed, **CONJUGATE).fit(X, y)).ok
     ]
     assert len(failed) <= 1, f"{name}: {len(failed)} of 50 right posteriors failed: {failed}"
+
+
+def test_mcse_sd_equals_arviz():
+    import arviz as az
+
+    from bayesgen.diagnostics import mcse_sd
+
+    rng = np.random.default_rng(5)
+    draws = rng.standard_normal((6, 3, 301))
+    draws[:, :, 1:] += 0.6 * draws[:, :, :-1]  # autocorrelated
+    draws[2] = rng.exponential(size=(3, 301))  # skewed
+    draws[3] = np.round(draws[3])  # ties
+    data = xr.Dataset({"x": (("chain", "draw", "p"), np.moveaxis(draws, 0, -1))})
+    expected = az.mcse(data, method="sd")["x"].values
+    np.testing.assert_allclose(mcse_sd(draws), expected, rtol=1e-9)
