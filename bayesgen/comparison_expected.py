@@ -85,6 +85,10 @@ class Expected:
     # Where the density is unbounded (n + α < 1 in the simplex): no mode exists, not even a
     # joint one for the whole model.
     unbounded: np.ndarray | None = None
+    # The marginal's fourth standardised moment E[(θ − μ)⁴] / σ⁴ where it has a closed form
+    # (NaN or None elsewhere): the SD check's Monte Carlo error is then that of a correct
+    # posterior, not one estimated from the draws' own (noisy, skewed) fourth moment.
+    closed_form_kurtosis: np.ndarray | None = None
 
 
 def expected_values(
@@ -107,6 +111,24 @@ def dirichlet_sd(concentration, *, axis: int = -1) -> np.ndarray:
     return np.sqrt(a * (total - a) / (total**2 * (total + 1.0)))
 
 
+def dirichlet_kurtosis(concentration, *, axis: int = -1) -> np.ndarray:
+    """Kurtosis E[(θ_i − μ_i)⁴] / σ_i⁴ of the Beta(a_i, a₀ − a_i) marginals of Dirichlet(a).
+
+    3 + 6 [(a − b)² (a + b + 1) − a b (a + b + 2)] / [a b (a + b + 2)(a + b + 3)] with a = a_i,
+    b = a₀ − a_i.
+    """
+    a = np.asarray(concentration, dtype=np.float64)
+    b = a.sum(axis=axis, keepdims=True) - a
+    total = a + b
+    with np.errstate(divide="ignore", invalid="ignore"):
+        excess = (
+            6.0
+            * ((a - b) ** 2 * (total + 1.0) - a * b * (total + 2.0))
+            / (a * b * (total + 2.0) * (total + 3.0))
+        )
+    return 3.0 + excess
+
+
 def class_expected(stats: xr.Dataset, class_alpha: float) -> Expected:
     """The class probabilities' Dirichlet(N_k + class_alpha) posterior."""
     count = stats["class_count"].values.astype(np.float64)
@@ -116,6 +138,7 @@ def class_expected(stats: xr.Dataset, class_alpha: float) -> Expected:
         keep=np.ones(count.shape, dtype=bool),
         closed_form=cf.add_lambda(count, count.sum(), class_alpha, count.size),
         closed_form_sd=dirichlet_sd(count + class_alpha),
+        closed_form_kurtosis=dirichlet_kurtosis(count + class_alpha),
         mle=stats["class_prob_mle"].values.astype(np.float64),
         expected_map=mode,
         reasons=(_reasons(count.shape), _reasons(count.shape), _status_reasons(status, NO_MODE)),
@@ -138,11 +161,13 @@ def feature_expected(stats: xr.Dataset, alpha: float) -> Expected:
     if model == "multinomial_nb":
         closed = cf.add_lambda(counts, counts.sum(axis=1, keepdims=True), alpha, counts.shape[1])
         sd = dirichlet_sd(counts + alpha)
+        kurtosis = dirichlet_kurtosis(counts + alpha)
         mode, status = _simplex_mode(counts, alpha)
     elif model == "bernoulli_nb":
         closed = cf.add_lambda(counts, class_count[:, None], alpha, 2)
         pair = np.stack([counts, class_count[:, None] - counts], axis=-1)
         sd = dirichlet_sd(pair + alpha)[..., 0]
+        kurtosis = dirichlet_kurtosis(pair + alpha)[..., 0]
         mode, status = _simplex_mode(pair, alpha)
         # The row is φ; a Beta without a mode has none for either outcome.
         mode, status = mode[..., 0], status.max(axis=-1)
@@ -153,12 +178,14 @@ def feature_expected(stats: xr.Dataset, alpha: float) -> Expected:
         closed = cf.add_lambda(counts, class_count[:, None, None], alpha, n_categories)
         closed = np.where(keep, closed, np.nan)
         sd = np.where(keep, dirichlet_sd(np.where(keep, counts + alpha, 0.0)), np.nan)
+        kurtosis = np.where(keep, dirichlet_kurtosis(np.where(keep, counts + alpha, 0.0)), np.nan)
         mode, status = _simplex_mode(counts, alpha, active=keep)
     return Expected(
         variable="feature_prob",
         keep=keep,
         closed_form=closed,
         closed_form_sd=sd,
+        closed_form_kurtosis=kurtosis,
         mle=stats["feature_prob_mle"].values.astype(np.float64),
         expected_map=mode,
         reasons=(_reasons(counts.shape), _reasons(counts.shape), _status_reasons(status, no_mode)),
@@ -252,6 +279,9 @@ def _gda(stats: xr.Dataset, class_alpha: float, cov_prior: str, exact_map: bool)
         coef, coef_sd = moments["coef" + suffix], moments["coef" + suffix + "_sd"]
         intercept = moments["intercept" + suffix]
         mu_sd = moments["mu_sd"] if dof > n_features + 3 else nan(mu_shape)
+        # μ_k's marginals are Student-t with ν_N − D + 1 degrees of freedom.
+        mu_kurtosis = np.full(mu_shape, 3.0 + 6.0 / (dof - n_features - 3.0))
+        mu_kurtosis = mu_kurtosis if dof > n_features + 3 else nan(mu_shape)
         cov_sd = moments["cov_sd"] if dof > n_features + 7 else nan(cov_shape)
         mean_exists, mcse_exists = dof > n_features + 1, dof > n_features + 3
         cov_mean = stats["cov"].values if mcse_exists else nan(cov_shape)
@@ -264,8 +294,9 @@ def _gda(stats: xr.Dataset, class_alpha: float, cov_prior: str, exact_map: bool)
     else:
         cov_mode = nan(cov_shape)
         coef, coef_sd = nan(coef_shape), nan(coef_shape)
-        intercept, mu_sd, cov_sd, cov_mean = (
+        intercept, mu_sd, mu_kurtosis, cov_sd, cov_mean = (
             nan(intercept_shape),
+            nan(mu_shape),
             nan(mu_shape),
             nan(cov_shape),
             nan(cov_shape),
@@ -277,6 +308,7 @@ def _gda(stats: xr.Dataset, class_alpha: float, cov_prior: str, exact_map: bool)
         keep=np.ones(mu_shape, dtype=bool),
         closed_form=stats["mu"].values if conjugate else nan(mu_shape),
         closed_form_sd=mu_sd,
+        closed_form_kurtosis=mu_kurtosis,
         mle=stats["mu_mle"].values,
         expected_map=stats["mu"].values if conjugate else nan(mu_shape),
         reasons=(

@@ -198,16 +198,18 @@ def diagnose(
 
 def _chance_note(n_checked: int, z_threshold: float) -> str:
     """For a fixed threshold: how many |z| > threshold a correct posterior gives by chance."""
-    from scipy.special import ndtr, ndtri
+    from scipy.special import ndtr
 
     expected = n_checked * 2.0 * float(ndtr(-z_threshold))
     if expected < 0.01:
         return ""
-    family = max(4.0, float(ndtri(1.0 - 0.01 / (2.0 * max(n_checked, 1)))))
+    from bayesgen.compare import FAMILY_RATE, family_wise_threshold
+
     return (
         f" With {n_checked} means and SDs checked, a correct posterior exceeds "
         f"{z_threshold:.3g} about {expected:.2g} times by chance; if the count is close to "
-        f"that, judge with z_threshold='auto' ({family:.2f} here: 1% family-wise, Bonferroni)."
+        f"that, judge with z_threshold='auto' ({family_wise_threshold(n_checked):.2f} here: "
+        f"{FAMILY_RATE:.1%} family-wise, Bonferroni)."
     )
 
 
@@ -228,8 +230,10 @@ def headline(comparison) -> list[str]:
         values = np.abs(table[column].to_numpy())
         return f"{np.nanmax(values):.3g}" if np.isfinite(values).any() else "n/a"
 
+    from bayesgen.compare import FAMILY_RATE
+
     rule = (
-        f": 1% family-wise over {s['n_checks']} checks"
+        f": {FAMILY_RATE:.1%} family-wise over {s['n_checks']} checks"
         if isinstance(s.get("z_threshold_rule"), str)
         else ""
     )

@@ -45,7 +45,7 @@ def mc_diagnostics(draws: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarra
     return tuple(np.where(finite, value, np.nan) for value in (mcse, ess_bulk, r_hat))
 
 
-def mcse_sd(draws: np.ndarray) -> np.ndarray:
+def mcse_sd(draws: np.ndarray, *, kurtosis: np.ndarray | None = None) -> np.ndarray:
     """Monte Carlo standard error of the posterior SD of many parameters at once.
 
     The delta method on the second moment, as ``az.mcse(method="sd")``: with centred draws
@@ -56,6 +56,12 @@ def mcse_sd(draws: np.ndarray) -> np.ndarray:
     Parameters
     ----------
     draws : ndarray of shape (n_parameters, n_chains, n_draws)
+    kurtosis : ndarray of shape (n_parameters,), optional
+        The kurtosis E[c⁴] / E[c²]² the draws should have (e.g. a closed form); where it is
+        finite, Var(c²) = (kurtosis − 1) E[c²]² replaces the estimate from the draws' own
+        fourth moment. For a skewed marginal such as Beta(1, 60) that estimate is low exactly
+        when the sample SD is low (the rare large draws are missing from both), which gives a
+        correct posterior false "too narrow" alarms.
 
     Returns
     -------
@@ -70,10 +76,12 @@ def mcse_sd(draws: np.ndarray) -> np.ndarray:
     draws = np.where(finite[:, None, None], draws, 0.0)
     squares = np.square(draws - draws.mean(axis=(1, 2), keepdims=True))
     second = squares.mean(axis=(1, 2))
+    fourth = np.square(squares).mean(axis=(1, 2))
+    if kurtosis is not None:
+        kurtosis = np.asarray(kurtosis, dtype=np.float64)
+        fourth = np.where(np.isfinite(kurtosis), kurtosis * second**2, fourth)
     with np.errstate(divide="ignore", invalid="ignore"):
-        var_of_var = (np.square(squares).mean(axis=(1, 2)) - second**2) / _ess(
-            _split_chains(squares)
-        )
+        var_of_var = (fourth - second**2) / _ess(_split_chains(squares))
         mcse = np.sqrt(var_of_var / second / 4.0)
     return np.where(finite, mcse, np.nan)
 

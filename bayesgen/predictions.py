@@ -7,7 +7,7 @@ import pandas as pd
 import xarray as xr
 
 from bayesgen import closed_form as cf
-from bayesgen.compare import _class_block, _feature_block
+from bayesgen.comparison_expected import class_expected, feature_expected
 
 PLUG_IN_NB = "plug-in add-λ"
 PLUG_IN_GDA = "plug-in NIW mean"
@@ -107,9 +107,9 @@ _PREDICTION_COLUMNS = [
 
 def _has_unbounded_density(stats: xr.Dataset) -> bool:
     """Whether some n + α < 1 leaves the posterior without a mode (see :func:`compare`)."""
-    blocks = [_class_block(stats, float(stats.attrs["class_alpha"]))]
+    blocks = [class_expected(stats, float(stats.attrs["class_alpha"]))]
     if stats.attrs["model"] != "gda":
-        blocks.append(_feature_block(stats, stats.attrs["model"], float(stats.attrs["alpha"])))
+        blocks.append(feature_expected(stats, float(stats.attrs["alpha"])))
     return any(block.unbounded.any() for block in blocks)
 
 

@@ -19,6 +19,7 @@ import xarray as xr
 
 from bayesgen import io, plots
 from bayesgen._callable import make_module_callable
+from bayesgen.comparison_render import PRINTED_COLUMNS
 
 _DPI = 100
 _REPORT_TITLE = "bayesgen report: "  # in index.html's <title>: marks a folder as a report
@@ -352,7 +353,8 @@ def _html(est, comparison, sections: list[_Section], selection: list[str]) -> st
         heading = f"The 10 worst of {n_rows} parameters (disagreements first, then by |z|):"
     else:
         shown, heading = comparison.table, f"All {n_rows} parameters:"
-    shown = shown.drop(columns=["reason"], errors="ignore")  # long notes: in comparison.csv
+    # The columns of the printed comparison; MCSEs and the long notes are in comparison.csv.
+    shown = shown[PRINTED_COLUMNS]
     rows = shown.to_html(escape=True, index=False, border=0, float_format=lambda v: f"{v:.4g}")
     table = f'<p>{e(heading)}</p><div class="wide">{rows}</div>'
     warnings = "".join(f"<li>{e(str(w))}</li>" for w in comparison.warnings)

@@ -8,7 +8,8 @@ import pandas as pd
 import xarray as xr
 
 from bayesgen import closed_form as cf
-from bayesgen.compare import _block_frame, _feature_block
+from bayesgen.compare import block_frame
+from bayesgen.comparison_expected import feature_expected
 
 SWEEP_COLUMNS = [
     "lambda",
@@ -91,8 +92,8 @@ def lambda_sweep(
             prior_draws=0,
             **model_options,
         ).fit(X, y)
-        block = _feature_block(est.closed_form_, model, lam)
-        frame = _block_frame(block, est.idata_["posterior"].to_dataset(), None)
+        block = feature_expected(est.closed_form_, lam)
+        frame = block_frame(block, est.idata_["posterior"].to_dataset(), None)
         if compute_map:
             point = _map_point(X, y, model, lam + 1.0, class_alpha, model_options)
             frame["map"] = np.asarray(point["feature_prob"].values).ravel()[

@@ -47,6 +47,24 @@ def binary_data(n_features=10, n=45, seed=1):
     return (rng.random((n, n_features)) < prob[y]).astype(float), y
 
 
+def sparse_count_data(n_features=300, n=40, seed=30):
+    """Two classes of 20-token documents from permuted Zipf word distributions."""
+    rng = np.random.default_rng(seed)
+    y = np.arange(n) % 2
+    zipf = 1.0 / np.arange(1, n_features + 1)
+    probs = np.stack([rng.permutation(zipf), rng.permutation(zipf)])
+    probs /= probs.sum(axis=1, keepdims=True)
+    return np.stack([rng.multinomial(20, probs[k]) for k in y]).astype(float), y
+
+
+def sparse_binary_data(n_features=200, n=40, seed=31):
+    """Two classes of mostly rare binary features (presence probabilities ~ Beta(0.2, 5))."""
+    rng = np.random.default_rng(seed)
+    y = np.arange(n) % 2
+    prob = rng.beta(0.2, 5.0, size=(2, n_features))
+    return (rng.random((n, n_features)) < prob[y]).astype(float), y
+
+
 def categorical_data(n_features=6, n=45, seed=2):
     rng = np.random.default_rng(seed)
     y = np.arange(n) % 3
@@ -310,8 +328,10 @@ def test_multinomial_with_the_wrong_spread_is_rejected(multinomial, factor):
     feature = rows(result, "feature_prob")
     assert not result.ok
     threshold = result.settings["z_threshold"]
-    # the means are right: the spread alone is flagged
-    assert (feature["z"].abs() <= threshold).all()
+    # The means are right. Too narrow draws have only their spread flagged; too wide ones may
+    # have means flagged as well, since z's Monte Carlo error is that of the closed-form SD.
+    if factor > 1:
+        assert (feature["z"].abs() <= threshold).all()
     assert (feature["z_sd"].abs() > threshold).mean() > 0.9
     sign = np.sign(feature["z_sd"]).unique()
     assert list(sign) == ([-1.0] if factor > 1 else [1.0])
@@ -327,7 +347,8 @@ def test_bernoulli_with_the_wrong_spread_is_rejected(bernoulli, factor):
     result = compare(with_posterior(bernoulli, feature_prob=draws))
     feature = rows(result, "feature_prob")
     assert not result.ok
-    assert (feature["z"].abs() <= result.settings["z_threshold"]).all()
+    if factor > 1:  # too narrow: the means are right and only the spread is flagged
+        assert (feature["z"].abs() <= result.settings["z_threshold"]).all()
     assert (feature["z_sd"].abs() > result.settings["z_threshold"]).mean() > 0.9
 
 
@@ -579,7 +600,7 @@ def test_the_default_threshold_is_family_wise_over_means_and_sds(multinomial):
     result = compare(multinomial)
     n_checks = int(result.table["z"].notna().sum() + result.table["z_sd"].notna().sum())
     assert result.settings["n_checks"] == n_checks == 2 * len(result.table)
-    expected = max(4.0, float(ndtri(1 - 0.01 / (2 * n_checks))))
+    expected = max(4.0, float(ndtri(1 - 0.001 / (2 * n_checks))))  # 0.1 % family-wise
     assert result.settings["z_threshold"] == pytest.approx(expected, rel=1e-12)
     assert compare(multinomial, z_threshold=3.5).settings["z_threshold"] == 3.5
     with pytest.raises(ValueError, match="z_threshold: expected a number, 'auto' or 'family'"):
@@ -592,6 +613,11 @@ CALIBRATION = {
     "bernoulli": (BernoulliNB, lambda: binary_data(n_features=30, n=60, seed=21)),
     "categorical": (CategoricalNB, lambda: categorical_data(n_features=10, n=60, seed=22)),
     "gda": (GaussianDiscriminantAnalysis, lambda: gaussian_data(3, 4, n=90, seed=23)),
+    # text-like: a third to a half of the cells have zero counts, so most marginals are skewed
+    # Beta(1 + n, ~N) whose sample mean and SD drop together when the rare large draws are
+    # missing (the reason for the closed-form SD and kurtosis in the Monte Carlo errors)
+    "sparse-multinomial": (MultinomialNB, lambda: sparse_count_data(n_features=300, seed=30)),
+    "sparse-bernoulli": (BernoulliNB, lambda: sparse_binary_data(n_features=200, seed=31)),
 }
 
 
@@ -605,6 +631,31 @@ def test_a_right_posterior_passes_for_at_least_49_of_50_seeds(name):
         if not compare(cls(random_seed=1000 + seed, **CONJUGATE).fit(X, y)).ok
     ]
     assert len(failed) <= 1, f"{name}: {len(failed)} of 50 right posteriors failed: {failed}"
+
+
+def test_dirichlet_kurtosis_is_that_of_the_beta_marginals():
+    from scipy import stats
+
+    from bayesgen.comparison_expected import dirichlet_kurtosis
+
+    concentration = np.array([[1.0, 2.0, 350.0], [0.5, 0.5, 4.0]])
+    b = concentration.sum(axis=-1, keepdims=True) - concentration
+    expected = 3.0 + stats.beta.stats(concentration, b, moments="k")
+    np.testing.assert_allclose(dirichlet_kurtosis(concentration), expected, rtol=1e-12)
+
+
+def test_mcse_sd_with_a_known_kurtosis_uses_it_and_no_fourth_moment_estimate():
+    from bayesgen.diagnostics import mcse_sd
+
+    rng = np.random.default_rng(8)
+    draws = rng.exponential(size=(3, 2, 4000))  # kurtosis 9
+    estimated = mcse_sd(draws)
+    known = mcse_sd(draws, kurtosis=np.array([9.0, np.nan, 3.0]))
+    sd, n = draws.reshape(3, -1).std(axis=1), draws[0].size
+    # Var(s) ≈ (κ − 1) σ² / (4 ESS); the draws are independent, so ESS ≈ n.
+    np.testing.assert_allclose(known[0], sd[0] * np.sqrt(8.0 / (4 * n)), rtol=0.1)
+    assert known[1] == estimated[1]  # unknown kurtosis: ArviZ's estimate
+    np.testing.assert_allclose(known[2], sd[2] * np.sqrt(2.0 / (4 * n)), rtol=0.1)
 
 
 def test_mcse_sd_equals_arviz():

@@ -732,9 +732,9 @@ def test_family_threshold_is_bonferroni_and_never_below_four():
 
     from bayesgen.compare import family_wise_threshold
 
-    assert family_wise_threshold(1) == 4.0  # Φ⁻¹(1 − 0.005) = 2.58 < 4
+    assert family_wise_threshold(1) == 4.0  # Φ⁻¹(1 − 0.0005) = 3.29 < 4
     for n in (650, 17_000):
-        expected = norm.isf(0.01 / (2 * n))
+        expected = norm.isf(0.001 / (2 * n))  # a 0.1 % family-wise rate
         assert family_wise_threshold(n) == pytest.approx(expected, rel=1e-9)
         assert expected > 4
 
@@ -747,8 +747,8 @@ def test_family_threshold_lets_a_chance_outlier_pass_but_not_a_wrong_prior():
 
     result = compare(est, z_threshold="family")
     assert result.ok
-    n_checked = int(np.isfinite(result.table["z"]).sum())
-    expected = max(4.0, norm.isf(0.01 / (2 * n_checked)))
+    n_checked = int(np.isfinite(result.table["z"]).sum() + np.isfinite(result.table["z_sd"]).sum())
+    expected = max(4.0, norm.isf(0.001 / (2 * n_checked)))  # means and SDs, 0.1 % family-wise
     assert result.settings["z_threshold"] == pytest.approx(expected, rel=1e-9)
     wrong = compare(est, z_threshold="family", alpha=est.alpha + 1.0)
     assert not wrong.table["agrees"].all()
