@@ -1,0 +1,438 @@
+"""Gaussian discriminant analysis: x | y = k ~ N(μ_k, Σ) with one covariance Σ for all classes.
+
+π ~ Dirichlet(a) and the conjugate normal-inverse-Wishart prior of
+:class:`bayesgen.closed_form.NormalInverseWishart`: Σ ~ InverseWishart(ν₀, Ψ₀) and
+μ_k | Σ ~ N(m₀, Σ / κ₀). The sufficient statistics are the class counts N_k, the class means
+x̄_k and the pooled within-class scatter S; the posterior is normal-inverse-Wishart again
+(:func:`bayesgen.closed_form.niw_posterior`), so the posterior means, the exact draws and the
+joint mode are all closed forms. p(y | x) is a softmax of x (for two classes a logistic
+function), whose ``coef`` and ``intercept`` are stored beside μ and Σ.
+
+The PyMC model (:meth:`GaussianFamily.pymc_model`) is built only when asked for: this module
+imports PyMC and PyTensor inside that method, so the closed forms stay importable without them.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, ClassVar
+
+import numpy as np
+import xarray as xr
+from scipy import stats as scipy_stats
+
+from bayesgen.closed_form import (
+    NormalInverseWishart,
+    add_lambda,
+    check_pooled_covariance,
+    check_smoothing,
+    class_counts,
+    class_means_and_scatter,
+    gda_linear_form,
+    linear_log_likelihood,
+    niw_posterior,
+)
+from bayesgen.data import check_training_data
+from bayesgen.families import base
+
+if TYPE_CHECKING:
+    import pymc as pm
+
+#: The weak, data-centred prior of :meth:`GaussianFamily.fit` (frozen, so one instance serves).
+DEFAULT_PRIOR = NormalInverseWishart()
+
+
+class GaussianFamily(base.Family):
+    """Gaussian discriminant analysis with a shared covariance (see the module docstring)."""
+
+    name = "gda"
+    estimator = "GaussianDiscriminantAnalysis"
+    cli_name = "gda"
+    feature_kind = "real"
+    smoothing = False
+    # The K > 2 form; two classes store the logistic θ, θ₀ instead (see parameter_dims).
+    parameters: ClassVar[dict[str, tuple[str, ...]]] = {
+        "class_prob": ("class",),
+        "mu": ("class", "feature"),
+        "cov": ("feature", "feature2"),
+        "coef": ("class", "feature"),
+        "intercept": ("class",),
+    }
+    statistics: ClassVar[dict[str, tuple[str, ...]]] = {
+        "class_count": ("class",),
+        "class_mean": ("class", "feature"),
+        "scatter": ("feature", "feature2"),
+    }
+
+    def parameter_dims(self, estimates: xr.Dataset) -> dict[str, tuple[str, ...]]:
+        """The parameters and their dims for this fit: two classes have one ``coef`` vector
+        θ = w₁ − w₀ and a scalar ``intercept`` θ₀ = b₁ − b₀."""
+        if estimates.sizes["class"] == 2:
+            return self.parameters | {"coef": ("feature",), "intercept": ()}
+        return dict(self.parameters)
+
+    # -- closed forms (NumPy) ------------------------------------------------------------
+
+    def fit(
+        self,
+        X,
+        y,
+        *,
+        class_alpha: float = 1.0,
+        prior: NormalInverseWishart | None = DEFAULT_PRIOR,
+        feature_names=None,
+    ) -> xr.Dataset:
+        """Closed-form Gaussian discriminant analysis with one shared covariance Σ.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+            Real-valued features.
+        y : array-like of shape (n_samples,)
+        class_alpha : float, default 1.0
+            Dirichlet concentration of the class prior; 0 gives the MLE φ = N_1 / N.
+        prior : NormalInverseWishart or None
+            With a prior, ``mu`` and ``cov`` are the posterior means E[μ_k], E[Σ] (the prior's
+            resolved hyperparameters are stored as ``prior_mean``, ``prior_scale`` and attrs).
+            With ``None`` they are the maximum-likelihood estimates.
+        feature_names : sequence of str, optional
+            Names of the columns of X; default DataFrame column names or ``x0, x1, ...``.
+
+        Returns
+        -------
+        xarray.Dataset
+            ``class_count``, ``class_mean``, ``scatter``; ``class_prob``/``class_prob_mle``,
+            ``mu``/``mu_mle`` (class, feature), ``cov``/``cov_mle`` (feature, feature2), and
+            the linear form of p(y | x) from the point estimates: for two classes ``coef``
+            θ = Σ⁻¹(μ₁ - μ₀) and ``intercept`` θ₀ = -½(μ₁ᵀΣ⁻¹μ₁ - μ₀ᵀΣ⁻¹μ₀) + log(φ / (1 - φ));
+            for K classes ``coef`` w_k = Σ⁻¹μ_k and ``intercept`` b_k = -½ μ_kᵀΣ⁻¹μ_k + log π_k.
+        """
+        class_alpha = check_smoothing(class_alpha, "class_alpha")
+        data = check_training_data(X, y, kind=self.feature_kind, feature_names=feature_names)
+        n_classes, n_features = len(data.classes), data.n_features
+        count = class_counts(data.y, n_classes)
+        mean, scatter = class_means_and_scatter(data.X, data.y, n_classes)
+        cov_mle = scatter / data.n_samples
+        variables = {
+            "class_count": (("class",), count),
+            "class_mean": (("class", "feature"), mean),
+            "scatter": (("feature", "feature2"), scatter),
+            "class_prob": (("class",), add_lambda(count, data.n_samples, class_alpha, n_classes)),
+            "class_prob_mle": (("class",), count / data.n_samples),
+            "mu_mle": (("class", "feature"), mean),
+            "cov_mle": (("feature", "feature2"), cov_mle),
+        }
+        attrs = {
+            "model": self.name,
+            "class_alpha": class_alpha,
+            "n_samples": data.n_samples,
+            "feature_names_given": int(data.names_given),
+            "prior": "none" if prior is None else "normal_inverse_wishart",
+        }
+        if prior is None:
+            check_pooled_covariance(scatter, count, data.feature_names, class_mean=mean)
+            mu, cov = mean, cov_mle
+        else:
+            resolved = prior.resolve(data.X, data.feature_names)
+            posterior = niw_posterior(count, mean, scatter, resolved)
+            mu = posterior["mean"]
+            cov = posterior["scale"] / (posterior["dof"] - n_features - 1)
+            variables["prior_mean"] = (("feature",), resolved["mean"])
+            variables["prior_scale"] = (("feature", "feature2"), resolved["scale"])
+            attrs.update(prior_kappa=resolved["kappa"], prior_dof=resolved["dof"])
+        variables["mu"] = (("class", "feature"), mu)
+        variables["cov"] = (("feature", "feature2"), cov)
+        variables.update(_linear_form_variables(variables["class_prob"][1], mu, cov))
+        coords = {
+            "class": data.classes,
+            "feature": data.feature_names,
+            "feature2": data.feature_names,
+        }
+        return xr.Dataset(variables, coords=coords, attrs=attrs)
+
+    def plug_in_log_joint(self, estimates: xr.Dataset, X) -> tuple[np.ndarray, None]:
+        """x·w_k + b_k from the point estimates: log p(x, y = k) up to the quadratic term
+        -½ xᵀΣ⁻¹x, which is the same for every class. Never has zero-probability orders."""
+        coef, intercept = gda_linear_form(
+            estimates["class_prob"].values, estimates["mu"].values, estimates["cov"].values
+        )
+        return linear_log_likelihood(X, coef, intercept), None
+
+    # -- the exact conjugate posterior -------------------------------------------------
+
+    def conjugate_draws(
+        self, estimates: xr.Dataset, rng, sample_shape, dtype, *, posterior: bool
+    ) -> dict[str, base.Variable]:
+        """π from its Dirichlet, then Σ from the inverse-Wishart and μ_k | Σ from its normal.
+
+        The order of the random draws (π, then Σ, then μ) is part of the result: a seeded fit
+        gives the same draws in every release.
+        """
+        concentration = base.class_concentration(estimates, posterior=posterior)
+        class_prob = base.dirichlet_draws(rng, concentration, sample_shape, dtype)
+        params = _niw_parameters(estimates, posterior=posterior)
+        n_classes, n_features = estimates.sizes["class"], estimates.sizes["feature"]
+        n_samples = int(np.prod(sample_shape))
+        cov = scipy_stats.invwishart.rvs(
+            df=params["dof"], scale=params["scale"], size=n_samples, random_state=rng
+        ).reshape(n_samples, n_features, n_features)
+        chol = np.linalg.cholesky(cov)
+        noise = rng.standard_normal((n_samples, n_classes, n_features))
+        mu = (
+            params["mean"]
+            + np.einsum("sij,skj->ski", chol, noise) / np.sqrt(params["kappa"])[:, None]
+        )
+
+        def unflatten(values):
+            return values.reshape(*sample_shape, *values.shape[1:])
+
+        flat_class_prob = class_prob.reshape(n_samples, n_classes)
+        out = {
+            "class_prob": (("class",), class_prob),
+            "mu": (("class", "feature"), unflatten(mu)),
+            "cov": (("feature", "feature2"), unflatten(cov)),
+        }
+        for name, (dims, values) in _linear_form_variables(flat_class_prob, mu, cov).items():
+            out[name] = (dims, unflatten(values))
+        return out
+
+    def conjugate_mode(self, estimates: xr.Dataset) -> dict[str, base.Variable]:
+        """π at its Dirichlet mode, μ_k = m_k and Σ = Ψ_N / (ν_N + D + 1 + K).
+
+        That is the joint mode of (μ, Σ): each of the K class means adds a factor |Σ|^(-1/2)
+        to the inverse-Wishart density. ``coef`` and ``intercept`` are the linear form at that
+        point, as ``find_MAP`` reports its deterministics.
+        """
+        class_prob = base.dirichlet_mode(base.class_concentration(estimates, posterior=True))
+        params = _niw_parameters(estimates, posterior=True)
+        n_classes, n_features = estimates.sizes["class"], estimates.sizes["feature"]
+        mu = params["mean"]
+        cov = params["scale"] / (params["dof"] + n_features + 1 + n_classes)
+        return {
+            "class_prob": (("class",), class_prob),
+            "mu": (("class", "feature"), mu),
+            "cov": (("feature", "feature2"), cov),
+            **_linear_form_variables(class_prob, mu, cov),
+        }
+
+    # -- PyMC ----------------------------------------------------------------------------
+
+    def pymc_model(
+        self, estimates: xr.Dataset, *, cov_prior: str = "conjugate", lkj_eta: float = 2.0
+    ) -> pm.Model:
+        """GDA as a PyMC model on the sufficient statistics.
+
+        Parameters
+        ----------
+        estimates : xarray.Dataset
+            From :meth:`fit` with a normal-inverse-Wishart prior (its resolved hyperparameters
+            ``prior_mean``, ``prior_scale``, ``prior_kappa``, ``prior_dof`` define the conjugate
+            prior and the scales of the LKJ one).
+        cov_prior : {"conjugate", "lkj"}
+            "conjugate": normal-inverse-Wishart (through a Bartlett-decomposed Wishart on Σ⁻¹),
+            for which the closed-form posterior means are exact. "lkj": LKJ(η) correlation with
+            half-normal standard deviations σ_j ~ HalfNormal(2.5 s_j) and independent
+            μ_k ~ N(m₀, (10 s)²), PyMC's recommended prior for covariances, with no closed form.
+        lkj_eta : float, default 2.0
+            LKJ shape; 1 is uniform over correlation matrices, larger favours weaker
+            correlation.
+        """
+        import pymc as pm
+        import pytensor.tensor as pt
+
+        from bayesgen.generative import class_prob_prior, model_coords, positive_priors
+
+        if "prior_mean" not in estimates:
+            raise ValueError(
+                "stats: the GDA model needs the prior hyperparameters; compute stats with "
+                "closed_form.gda(X, y, prior=NormalInverseWishart(...)), not prior=None."
+            )
+        _, class_alpha = positive_priors(estimates, needs_alpha=False)
+        n_features = estimates.sizes["feature"]
+        with pm.Model(coords=model_coords(estimates)) as model:
+            # Hyperparameters are data too, so one compiled graph serves every data set of
+            # this shape.
+            prior_mean = pm.Data("prior_mean", estimates["prior_mean"].values, dims="feature")
+            prior_kappa = pm.Data("prior_kappa", estimates.attrs["prior_kappa"])
+            class_count, class_prob = class_prob_prior(estimates, class_alpha)
+            class_mean = pm.Data(
+                "class_mean", estimates["class_mean"].values, dims=("class", "feature")
+            )
+            # Any R with S = R Rᵀ turns tr(Λ S) into a sum of squares; eigh tolerates a
+            # singular S.
+            scatter_root = _matrix_root(estimates["scatter"].values)
+            root = pm.Data("scatter_root", scatter_root, dims=("feature", "feature2"))
+            if cov_prior == "conjugate":
+                prec_chol = _bartlett_precision_chol(estimates, n_features)
+                precision = prec_chol @ prec_chol.T
+                mu = pm.MvNormal(
+                    "mu",
+                    mu=prior_mean,
+                    tau=prior_kappa * precision,
+                    dims=("class", "feature"),
+                )
+                log_det_precision = 2 * pt.sum(pt.log(pt.diag(prec_chol)))
+                whiten = lambda m: prec_chol.T @ m  # noqa: E731 - vᵀΛv = |Lᵀv|²
+                cov = pt.linalg.inv(precision)
+            elif cov_prior == "lkj":
+                scale = np.sqrt(
+                    np.diag(estimates["prior_scale"].values) / _prior_cov_divisor(estimates)
+                )
+                scale = pm.Data("prior_sd", scale, dims="feature")
+                chol, _, _ = pm.LKJCholeskyCov(
+                    "cov_chol",
+                    n=n_features,
+                    eta=lkj_eta,
+                    sd_dist=pm.HalfNormal.dist(sigma=2.5 * scale, shape=n_features),
+                    compute_corr=True,
+                )
+                mu = pm.Normal("mu", mu=prior_mean, sigma=10 * scale, dims=("class", "feature"))
+                log_det_precision = -2 * pt.sum(pt.log(pt.diag(chol)))
+                whiten = lambda m: pt.linalg.solve_triangular(chol, m, lower=True)  # noqa: E731
+                cov = chol @ chol.T
+            else:
+                raise ValueError(f"cov_prior: expected 'conjugate' or 'lkj'; got {cov_prior!r}.")
+            # Σ_i log N(x_i | μ_{y_i}, Σ) from the statistics, without the -ND/2 log 2π constant.
+            offset = (class_mean - mu).T  # (feature, class)
+            pm.Potential(
+                "gaussian_loglik",
+                0.5 * class_count.sum() * log_det_precision
+                - 0.5 * pt.sum(whiten(root) ** 2)
+                - 0.5 * pt.sum(class_count * pt.sum(whiten(offset) ** 2, axis=0)),
+            )
+            pm.Deterministic("cov", cov, dims=("feature", "feature2"))
+            _pymc_linear_form(class_prob, mu, cov, n_classes=estimates.sizes["class"])
+        return model
+
+    def map_problem(self, estimates: xr.Dataset):
+        """The statistics and prior of the standardised features (x − c) / s, and the map
+        μ = c + s μ', Σ = diag(s) Σ' diag(s) of a point found there back to the original ones.
+
+        L-BFGS-B stops on a gradient tolerance, so on features of very different scales
+        (wine's proline is in the hundreds, its hue below 1) it stops early. The
+        normal-inverse-Wishart and LKJ models are equivariant under this affine map: the
+        Bartlett factors are unchanged, μ and Σ transform linearly, so the mode found on the
+        standardised features maps back exactly. c is the overall mean, s the pooled
+        within-class standard deviation (1 for a constant feature); ``coef`` and ``intercept``
+        are recomputed from the restored μ and Σ.
+        """
+        count = estimates["class_count"].values.astype(np.float64)
+        n_samples = count.sum()
+        class_mean = estimates["class_mean"].values
+        center = count @ class_mean / n_samples
+        scale = np.sqrt(np.diag(estimates["scatter"].values) / n_samples)
+        scale = np.where(scale > 0, scale, 1.0)
+        outer = np.outer(scale, scale)
+        scaled = estimates.copy()
+        scaled["class_mean"] = (("class", "feature"), (class_mean - center) / scale)
+        scaled["scatter"] = (("feature", "feature2"), estimates["scatter"].values / outer)
+        scaled["prior_mean"] = (("feature",), (estimates["prior_mean"].values - center) / scale)
+        scaled["prior_scale"] = (("feature", "feature2"), estimates["prior_scale"].values / outer)
+
+        def restore(point: xr.Dataset) -> xr.Dataset:
+            mu = center + scale * point["mu"].values
+            cov = point["cov"].values * outer
+            restored = point.copy()
+            restored["mu"] = (("class", "feature"), mu)
+            restored["cov"] = (("feature", "feature2"), cov)
+            linear = _linear_form_variables(point["class_prob"].values, mu, cov)
+            for name, (dims, values) in linear.items():
+                restored[name] = (dims, values)
+            return restored
+
+        return scaled, restore
+
+    # -- prediction from draws ------------------------------------------------------------
+
+    def draw_log_joint(self, estimates: xr.Dataset, X, draws: xr.Dataset) -> np.ndarray:
+        """x·w_k + b_k for every draw, with the linear form computed in float64."""
+        coef, intercept = gda_linear_form(
+            draws["class_prob"].values.astype(np.float64),
+            draws["mu"].values.astype(np.float64),
+            draws["cov"].values.astype(np.float64),
+        )
+        return linear_log_likelihood(X, coef, intercept)
+
+
+FAMILY = GaussianFamily()
+
+
+# --------------------------------------------------------------------------------------------
+# Private helpers.
+
+
+def _linear_form_variables(class_prob, mu, cov) -> dict[str, base.Variable]:
+    """``coef`` and ``intercept`` of one point or a batch of draws (leading axes kept)."""
+    coef, intercept = gda_linear_form(class_prob, mu, cov)
+    if coef.shape[-2] == 2:
+        return {
+            "coef": (("feature",), coef[..., 1, :] - coef[..., 0, :]),
+            "intercept": ((), intercept[..., 1] - intercept[..., 0]),
+        }
+    return {"coef": (("class", "feature"), coef), "intercept": (("class",), intercept)}
+
+
+def _niw_parameters(estimates: xr.Dataset, *, posterior: bool) -> dict:
+    """(m_k, κ_k, ν, Ψ) of the posterior, or of the prior (the posterior given no data)."""
+    prior = {
+        "mean": estimates["prior_mean"].values,
+        "kappa": estimates.attrs["prior_kappa"],
+        "dof": estimates.attrs["prior_dof"],
+        "scale": estimates["prior_scale"].values,
+    }
+    if posterior:
+        return niw_posterior(
+            estimates["class_count"].values,
+            estimates["class_mean"].values,
+            estimates["scatter"].values,
+            prior,
+        )
+    n_classes, n_features = estimates.sizes["class"], estimates.sizes["feature"]
+    return {
+        "mean": np.broadcast_to(prior["mean"], (n_classes, n_features)),
+        "kappa": np.full(n_classes, prior["kappa"]),
+        "dof": prior["dof"],
+        "scale": prior["scale"],
+    }
+
+
+def _bartlett_precision_chol(estimates: xr.Dataset, n_features: int):
+    """Cholesky factor L_V A of Λ ~ Wishart(ν₀, V = Ψ₀⁻¹) by the Bartlett decomposition."""
+    import pymc as pm
+    import pytensor.tensor as pt
+
+    dof = pm.Data("prior_dof", estimates.attrs["prior_dof"])
+    scale_chol = np.linalg.cholesky(np.linalg.inv(estimates["prior_scale"].values))
+    scale_chol = pm.Data("prior_precision_chol", scale_chol, dims=("feature", "feature2"))
+    lower = np.tril_indices(n_features, k=-1)
+    chi2 = pm.ChiSquared("bartlett_chi2", nu=dof - np.arange(n_features), shape=n_features)
+    below = pm.Normal("bartlett_normal", 0.0, 1.0, shape=len(lower[0]))
+    factor = pt.diag(pt.sqrt(chi2))
+    factor = pt.set_subtensor(factor[lower], below)
+    return scale_chol @ factor
+
+
+def _pymc_linear_form(class_prob, mu, cov, *, n_classes: int) -> None:
+    """Declare ``coef`` and ``intercept`` as deterministics of the PyMC model."""
+    import pymc as pm
+    import pytensor.tensor as pt
+
+    coef = pt.linalg.solve(cov, mu.T, assume_a="pos").T  # w_k = Σ⁻¹ μ_k
+    intercept = -0.5 * pt.sum(mu * coef, axis=-1) + pt.log(class_prob)
+    if n_classes == 2:
+        pm.Deterministic("coef", coef[1] - coef[0], dims="feature")
+        pm.Deterministic("intercept", intercept[1] - intercept[0])
+    else:
+        pm.Deterministic("coef", coef, dims=("class", "feature"))
+        pm.Deterministic("intercept", intercept, dims="class")
+
+
+def _matrix_root(matrix: np.ndarray) -> np.ndarray:
+    """R with R Rᵀ = ``matrix`` for a positive semi-definite matrix."""
+    eigenvalues, eigenvectors = np.linalg.eigh(matrix)
+    return eigenvectors * np.sqrt(np.clip(eigenvalues, 0.0, None))
+
+
+def _prior_cov_divisor(estimates: xr.Dataset) -> float:
+    """ν₀ − D − 1, the divisor of Ψ₀ giving the prior mean of Σ (1 where that mean is
+    undefined), for the LKJ prior's scales."""
+    return max(estimates.attrs["prior_dof"] - estimates.sizes["feature"] - 1, 1.0)
