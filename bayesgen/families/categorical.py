@@ -1,0 +1,202 @@
+"""Categorical naive Bayes: feature n takes one of K_n categories.
+
+π ~ Dirichlet(a), θ_kn ~ Dirichlet(λ) over the K_n categories of feature n:
+
+* ``feature_prob`` (class, feature, category) = (N_k,n,c + λ) / (N_k + K_n λ)
+
+Features with fewer categories than the widest one are padded with probability 0 (a category
+that does not exist never occurs); the boolean ``category_mask`` (feature, category) marks the
+real ones.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, ClassVar
+
+import numpy as np
+import scipy.sparse as sp
+import xarray as xr
+
+from bayesgen import closed_form as cf
+from bayesgen.data import TrainingData
+from bayesgen.families.base import log
+from bayesgen.families.naive_bayes import FeatureStatistics, NaiveBayesFamily
+
+if TYPE_CHECKING:
+    import pymc as pm
+
+MAX_CATEGORY_CELLS = 10**8
+"""Largest class × feature × category table (800 MB in float64) a categorical fit builds."""
+
+
+class CategoricalFamily(NaiveBayesFamily):
+    """Categorical naive Bayes on integer category codes 0, 1, ..., K_n - 1."""
+
+    name = "categorical_nb"
+    estimator = "CategoricalNB"
+    cli_name = "categorical"
+    feature_kind = "categorical"
+    parameters: ClassVar[dict[str, tuple[str, ...]]] = {
+        "class_prob": ("class",),
+        "feature_prob": ("class", "feature", "category"),
+    }
+    statistics: ClassVar[dict[str, tuple[str, ...]]] = {
+        "class_count": ("class",),
+        "feature_count": ("class", "feature", "category"),
+        "n_categories": ("feature",),
+        "category_mask": ("feature", "category"),
+    }
+
+    def feature_statistics(
+        self, data: TrainingData, class_count: np.ndarray, *, n_categories=None
+    ) -> FeatureStatistics:
+        """Category counts N_k,n,c, zero-padded to the widest feature.
+
+        ``n_categories`` is K_n per feature (an int or one per feature); by default
+        ``max(X[:, n]) + 1`` (scikit-learn's rule).
+        """
+        n_classes = len(data.classes)
+        n_categories = _resolve_n_categories(data.X, n_categories, n_classes, data.feature_names)
+        counts = cf.category_counts(data.X, data.y, n_classes, n_categories)
+        mask = np.arange(counts.shape[-1]) < n_categories[:, None]
+        return FeatureStatistics(
+            dims=("class", "feature", "category"),
+            counts=counts,
+            totals=class_count[:, None, None],
+            n_outcomes=n_categories[:, None],
+            mask=mask,
+            variables={
+                "n_categories": (("feature",), n_categories),
+                "category_mask": (("feature", "category"), mask),
+            },
+            coords={"category": np.arange(counts.shape[-1])},
+        )
+
+    def prediction_features(self, estimates: xr.Dataset, X):
+        """Validate X as :class:`Family` does, and refuse codes beyond a feature's K_n."""
+        X = super().prediction_features(estimates, X)
+        codes = np.asarray(X.toarray() if sp.issparse(X) else X)
+        n_cat = estimates["n_categories"].values
+        unseen = codes >= n_cat
+        if np.any(unseen):
+            row, col = np.argwhere(unseen)[0]
+            raise ValueError(
+                f"X: category code {int(codes[row, col])} of feature "
+                f"{str(estimates['feature'].values[col])!r} (row {row}) was not among the "
+                f"{int(n_cat[col])} categories at fit; refit with n_categories large enough."
+            )
+        return X
+
+    def plug_in_log_joint(self, estimates: xr.Dataset, X) -> tuple[np.ndarray, np.ndarray | None]:
+        class_order, log_class = self.class_log_terms(estimates)
+        alpha, counts = estimates.attrs["alpha"], estimates["feature_count"].values
+        class_count = estimates["class_count"].values
+        mask = estimates["category_mask"].values
+        n_cat = estimates["n_categories"].values[:, None]
+        order, log_p = cf.log_prob_terms(counts, class_count[:, None, None], alpha, n_cat)
+        log_p = np.where(mask, log_p, -np.inf)
+        joint = cf.categorical_log_likelihood(X, log_class, log_p)
+        order_x = cf.categorical_log_likelihood(X, class_order, np.where(mask, order, 0.0))
+        return joint, (order_x if np.any(order_x) else None)
+
+    def concentrations(
+        self, estimates: xr.Dataset, *, posterior: bool
+    ) -> tuple[tuple[str, ...], np.ndarray, bool]:
+        # A Dirichlet over the real categories of each feature; the padding gets 0.
+        weight = 1.0 if posterior else 0.0  # the prior is the posterior given zero counts
+        counts = weight * estimates["feature_count"].values
+        dims = tuple(estimates["feature_count"].dims)
+        mask = estimates["category_mask"].values
+        return dims, np.where(mask, estimates.attrs["alpha"] + counts, 0.0), False
+
+    def pymc_model(self, estimates: xr.Dataset) -> pm.Model:
+        """Categorical naive Bayes: θ_kn ~ Dirichlet(λ) over the K_n categories of feature n.
+
+        ``feature_prob`` has dims (class, feature, category), padded with 0 beyond K_n (see
+        ``category_mask``), as in :meth:`fit`.
+        """
+        import pymc as pm
+        import pytensor.tensor as pt
+
+        from bayesgen.generative import (
+            class_prob_prior,
+            gamma_poisson_rates,
+            model_coords,
+            positive_priors,
+        )
+
+        alpha, class_alpha = positive_priors(estimates)
+        mask = estimates["category_mask"].values
+        cell_feature, cell_category = np.nonzero(mask)  # the real (feature, category) cells
+        n_features = mask.shape[0]
+        coords = model_coords(estimates) | {"cell": np.arange(cell_feature.size)}
+        with pm.Model(coords=coords) as model:
+            class_prob_prior(estimates, class_alpha)
+            counts = estimates["feature_count"].values[:, cell_feature, cell_category]
+            rate = gamma_poisson_rates("cell", counts, alpha, dims=("class", "cell"))
+            membership = np.eye(n_features)[cell_feature]  # (cell, feature) indicator
+            totals = pt.dot(rate, membership)  # (class, feature)
+            cell_prob = rate / totals[:, cell_feature]
+            padded = pt.zeros((len(estimates["class"]), *mask.shape))
+            padded = pt.set_subtensor(padded[:, cell_feature, cell_category], cell_prob)
+            pm.Deterministic("feature_prob", padded, dims=("class", "feature", "category"))
+        return model
+
+    def draw_log_joint(self, estimates: xr.Dataset, X, draws: xr.Dataset) -> np.ndarray:
+        mask = estimates["category_mask"].values
+        log_prob = np.where(mask, log(draws["feature_prob"].values), -np.inf)
+        return cf.categorical_log_likelihood(X, log(draws["class_prob"].values), log_prob)
+
+
+def _resolve_n_categories(X, n_categories, n_classes: int, feature_names) -> np.ndarray:
+    """K_n per feature: checked ``n_categories``, or the largest code of X plus one."""
+    # The largest codes stay floats until checked: a code of 1e20 does not fit in int64.
+    seen = np.asarray(X.max(axis=0).toarray() if sp.issparse(X) else X.max(axis=0)).ravel() + 1
+    if n_categories is not None:
+        given = _check_n_categories(n_categories, seen.size)
+        too_small = np.flatnonzero(given < seen)
+        if too_small.size:
+            j = too_small[0]
+            raise ValueError(
+                f"n_categories: feature {str(feature_names[j])!r} (column {j}) has category "
+                f"code {int(seen[j] - 1)} in X, but n_categories gives only {int(given[j])} "
+                "categories."
+            )
+        seen = given
+    widest = int(np.argmax(seen))
+    cells = float(n_classes) * seen.size * float(seen[widest])
+    if cells > MAX_CATEGORY_CELLS:
+        source = "n_categories gives" if n_categories is not None else "X has category code"
+        count = int(seen[widest]) if n_categories is not None else int(seen[widest] - 1)
+        raise ValueError(
+            f"X: feature {str(feature_names[widest])!r} (column {widest}): {source} {count}, "
+            f"so the class × feature × category table would need {cells:.3g} cells (more than "
+            f"{MAX_CATEGORY_CELLS:.0e}). Category codes must be 0, 1, ..., K - 1: encode "
+            "categories with sklearn's OrdinalEncoder."
+        )
+    return seen.astype(np.int64)
+
+
+def _check_n_categories(n_categories, n_features: int) -> np.ndarray:
+    """``n_categories`` as int64 of shape (n_features,): an int or one int per feature, >= 1."""
+    expected = f"an int or an array of {n_features} ints (one per feature)"
+    values = np.asarray(n_categories)
+    if values.dtype.kind not in "iuf" or isinstance(n_categories, bool | np.bool_):
+        raise TypeError(
+            f"n_categories: expected {expected}; got {type(n_categories).__name__} "
+            f"{n_categories!r}."
+        )
+    if values.ndim > 1 or (values.ndim == 1 and values.shape != (n_features,)):
+        raise ValueError(f"n_categories: expected {expected}; got shape {values.shape}.")
+    whole = np.isfinite(values) & (values == np.round(values))
+    if not np.all(whole):
+        bad = np.atleast_1d(values)[~np.atleast_1d(whole)][:5].tolist()
+        raise ValueError(f"n_categories: expected whole numbers of categories; got {bad}.")
+    if np.any(values < 1):
+        bad = np.atleast_1d(values)[np.atleast_1d(values < 1)][:5].tolist()
+        raise ValueError(f"n_categories: expected at least 1 category per feature; got {bad}.")
+    # float, not int64, until bounded: n_categories=1e20 must reach the size check intact.
+    return np.broadcast_to(values.astype(np.float64), (n_features,)).copy()
+
+
+FAMILY = CategoricalFamily()

@@ -1,0 +1,206 @@
+"""What the three naive Bayes families share: the fit loop and the Dirichlet posterior.
+
+As scikit-learn's ``_BaseDiscreteNB``, :class:`NaiveBayesFamily` keeps one fit loop (validate,
+count the classes, derive the add-λ and maximum-likelihood probabilities) and each subclass
+supplies the feature statistics (:meth:`NaiveBayesFamily.feature_statistics`) and the Dirichlet
+or Beta concentrations of its ``feature_prob`` (:meth:`NaiveBayesFamily.concentrations`), from
+which the exact conjugate draws and mode follow.
+
+Naive Bayes (counts N, class totals N_k, smoothing λ = ``alpha``):
+
+* ``class_prob``   = (N_k + a) / (N + K a),            a = ``class_alpha``
+* ``feature_prob`` = (count + λ) / (total + K λ) over each simplex of the model
+
+These are the posterior means under Dirichlet(a) / Beta(λ, λ) / Dirichlet(λ) priors; the
+``*_mle`` variables are the same with λ = 0.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import xarray as xr
+
+from bayesgen import closed_form as cf
+from bayesgen.data import TrainingData, check_training_data
+from bayesgen.families.base import (
+    Family,
+    Variable,
+    class_concentration,
+    dirichlet_draws,
+    dirichlet_mode,
+)
+
+
+@dataclass
+class FeatureStatistics:
+    """The feature part of a naive Bayes fit, as a subclass's hook returns it.
+
+    ``feature_prob`` is add-λ of ``counts`` over ``totals`` with ``n_outcomes`` outcomes per
+    simplex; where ``mask`` is given, cells outside it (padding) get probability 0.
+    ``variables`` and ``coords`` are stored besides (before ``feature_count``).
+    """
+
+    dims: tuple[str, ...]
+    counts: np.ndarray
+    totals: np.ndarray
+    n_outcomes: object
+    mask: np.ndarray | None = None
+    variables: dict[str, Variable] = field(default_factory=dict)
+    coords: dict[str, np.ndarray] = field(default_factory=dict)
+
+
+class NaiveBayesFamily(Family):
+    """A naive Bayes model: π ~ Dirichlet(a) and a Dirichlet or Beta ``feature_prob``.
+
+    Subclasses implement :meth:`feature_statistics`, :meth:`concentrations`,
+    :meth:`plug_in_log_joint`, :meth:`draw_log_joint` and :meth:`pymc_model`.
+    """
+
+    # -- closed forms ---------------------------------------------------------------------
+
+    def fit(
+        self,
+        X,
+        y,
+        *,
+        alpha: float = 1.0,
+        class_alpha: float = 1.0,
+        feature_names=None,
+        **model_options,
+    ) -> xr.Dataset:
+        """Sufficient statistics and closed-form estimates of the model fitted to X, y.
+
+        Parameters
+        ----------
+        X : array-like, DataFrame or sparse matrix of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        alpha : float, default 1.0
+            Smoothing λ ≥ 0 for the feature probabilities.
+        class_alpha : float, default 1.0
+            Smoothing for the class prior; 0 gives N_k / N.
+        feature_names : sequence of str, optional
+        **model_options
+            ``binarize`` for binary features; the rest go to :meth:`feature_statistics`
+            (e.g. the categorical model's ``n_categories``).
+
+        Returns
+        -------
+        xarray.Dataset
+            ``class_count``, ``class_prob``, ``class_prob_mle``, the model's statistics,
+            ``feature_count``, ``feature_prob`` (add-λ) and ``feature_prob_mle``; attrs record
+            the model, λ, a, the number of samples and whether feature names were given.
+        """
+        alpha = cf.check_smoothing(alpha, "alpha")
+        class_alpha = cf.check_smoothing(class_alpha, "class_alpha")
+        # Only binary features have a threshold; elsewhere binarize stays in model_options,
+        # and the hook refuses it as an unexpected keyword.
+        binarize = model_options.pop("binarize", None) if self.feature_kind == "binary" else None
+        data = check_training_data(
+            X, y, kind=self.feature_kind, binarize=binarize, feature_names=feature_names
+        )
+        n_classes = len(data.classes)
+        class_count = cf.class_counts(data.y, n_classes)
+        coords = {"class": data.classes, "feature": data.feature_names}
+        variables = {
+            "class_count": (("class",), class_count),
+            "class_prob": (
+                ("class",),
+                cf.add_lambda(class_count, data.n_samples, class_alpha, n_classes),
+            ),
+            "class_prob_mle": (("class",), class_count / data.n_samples),
+        }
+        features = self.feature_statistics(data, class_count, **model_options)
+        coords.update(features.coords)
+        variables.update(features.variables)
+        prob = cf.add_lambda(features.counts, features.totals, alpha, features.n_outcomes)
+        prob_mle = cf.add_lambda(features.counts, features.totals, 0.0, features.n_outcomes)
+        if features.mask is not None:
+            prob = np.where(features.mask, prob, 0.0)
+            prob_mle = np.where(features.mask, prob_mle, 0.0)
+        variables["feature_count"] = (features.dims, features.counts)
+        variables["feature_prob"] = (features.dims, prob)
+        variables["feature_prob_mle"] = (features.dims, prob_mle)
+        attrs = {
+            "model": self.name,
+            "alpha": alpha,
+            "class_alpha": class_alpha,
+            "n_samples": data.n_samples,
+            "feature_names_given": int(data.names_given),
+        }
+        if binarize is not None:
+            attrs["binarize"] = float(binarize)
+        return xr.Dataset(variables, coords=coords, attrs=attrs)
+
+    def feature_statistics(
+        self, data: TrainingData, class_count: np.ndarray, **options
+    ) -> FeatureStatistics:
+        """The feature counts of checked training data, with their totals and outcomes."""
+        raise NotImplementedError
+
+    def class_log_terms(self, estimates: xr.Dataset) -> tuple[np.ndarray, np.ndarray]:
+        """(order, finite part) of log π_k (see :func:`bayesgen.closed_form.log_prob_terms`)."""
+        return cf.log_prob_terms(
+            estimates["class_count"].values,
+            estimates.attrs["n_samples"],
+            estimates.attrs["class_alpha"],
+            estimates.sizes["class"],
+        )
+
+    def predictive_log_joint(self, estimates: xr.Dataset, X) -> np.ndarray:
+        """log p(x, y = k | data) with the parameters integrated out, for checked X.
+
+        The class term is E[π_k] = (N_k + a) / (N + K a) in every case. Needs λ > 0.
+        """
+        if estimates.attrs["alpha"] <= 0:
+            raise ValueError(
+                "posterior_predictive_proba: needs alpha > 0 (a proper Dirichlet prior)."
+            )
+        return self.integrated_log_joint(estimates, X)
+
+    def integrated_log_joint(self, estimates: xr.Dataset, X) -> np.ndarray:
+        """:meth:`predictive_log_joint` once λ > 0 is checked.
+
+        By default the add-λ plug-in: where each feature is one draw (Bernoulli, categorical),
+        E[φ] is the add-λ estimate, so the exact predictive *equals* the plug-in. With λ > 0
+        no probability is zero (and every class has a sample), so the plug-in has no order.
+        """
+        joint, _ = self.plug_in_log_joint(estimates, X)
+        return joint
+
+    # -- the exact conjugate posterior -------------------------------------------------
+
+    def concentrations(
+        self, estimates: xr.Dataset, *, posterior: bool
+    ) -> tuple[tuple[str, ...], np.ndarray, bool]:
+        """Posterior (or, ``posterior=False``, prior) concentration of ``feature_prob``.
+
+        Returns ``(dims, concentration, beta)``: the simplex is the last axis of the
+        concentration; ``beta`` marks a Beta pair (present, absent), whose first component is
+        the parameter; a zero concentration is padding (the categorical model's missing
+        categories).
+        """
+        raise NotImplementedError
+
+    def conjugate_draws(
+        self, estimates: xr.Dataset, rng, sample_shape, dtype, *, posterior: bool
+    ) -> dict[str, Variable]:
+        # class_prob first, then feature_prob: the order of the generator's calls fixes which
+        # seeded draws each parameter gets.
+        concentration = class_concentration(estimates, posterior=posterior)
+        variables = {
+            "class_prob": (("class",), dirichlet_draws(rng, concentration, sample_shape, dtype))
+        }
+        dims, concentration, beta = self.concentrations(estimates, posterior=posterior)
+        draws = dirichlet_draws(rng, concentration, sample_shape, dtype)
+        variables["feature_prob"] = (dims, draws[..., 0] if beta else draws)
+        return variables
+
+    def conjugate_mode(self, estimates: xr.Dataset) -> dict[str, Variable]:
+        concentration = class_concentration(estimates, posterior=True)
+        variables = {"class_prob": (("class",), dirichlet_mode(concentration))}
+        dims, concentration, beta = self.concentrations(estimates, posterior=True)
+        mode = dirichlet_mode(concentration)
+        variables["feature_prob"] = (dims, mode[..., 0] if beta else mode)
+        return variables
