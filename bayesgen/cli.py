@@ -18,13 +18,10 @@ from pathlib import Path
 import numpy as np
 
 from bayesgen import __version__
+from bayesgen.families import FAMILIES
 
-MODELS = {
-    "multinomial": "MultinomialNB",
-    "bernoulli": "BernoulliNB",
-    "categorical": "CategoricalNB",
-    "gda": "GaussianDiscriminantAnalysis",
-}
+#: ``bayesgen fit MODEL``: the command-line name of each model -> its estimator class name
+MODELS = {model_family.cli_name: model_family.estimator for model_family in FAMILIES.values()}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -247,7 +244,10 @@ def _run_fit(args: argparse.Namespace) -> int:
         raise ValueError(f"--output: expected a .nc file name; got {str(output)!r}.")
     table = read_table(args.data)
     y = _labels(table, args.target, args.data)
-    X, names = _features(table, args, exclude=args.target, binary=args.model == "bernoulli")
+    estimator_class = getattr(bayesgen, MODELS[args.model])
+    # A set-of-words model takes presence (0/1) of each word, the others its count.
+    binary = "binarize" in estimator_class._get_param_names()
+    X, names = _features(table, args, exclude=args.target, binary=binary)
     options = {
         "inference": args.inference,
         "draws": args.draws,
@@ -258,19 +258,22 @@ def _run_fit(args: argparse.Namespace) -> int:
         "compute_map": not args.no_map,
         "progressbar": not args.quiet,
     }
-    if args.model == "gda":
-        options.update(class_alpha=args.class_alpha, cov_prior=args.cov_prior)
-    else:
-        options.update(alpha=args.alpha, class_alpha=args.class_alpha)
-        if args.model == "bernoulli":
-            options["binarize"] = args.binarize
-    estimator = getattr(bayesgen, MODELS[args.model])(**options)
+    # Each option goes to the models that have it (GDA has no λ, only Bernoulli binarizes).
+    model_options = {
+        "alpha": args.alpha,
+        "class_alpha": args.class_alpha,
+        "binarize": args.binarize,
+        "cov_prior": args.cov_prior,
+    }
+    names_taken = estimator_class._get_param_names()
+    options.update({key: value for key, value in model_options.items() if key in names_taken})
+    estimator = estimator_class(**options)
     estimator.fit(X, y, feature_names=names)
     if args.text_column:
         # Saved with the model, so that predict maps new texts onto this vocabulary (the
         # feature names) the same way; a refit replaces closed_form_ and forgets it.
         estimator.closed_form_.attrs[_TEXT_COLUMN] = args.text_column
-        estimator.closed_form_.attrs[_TEXT_BINARY] = int(args.model == "bernoulli")
+        estimator.closed_form_.attrs[_TEXT_BINARY] = int(binary)
     estimator.save(output)
     print(
         f"saved {output} ({MODELS[args.model]}, {len(y)} rows, {len(estimator.classes_)} "

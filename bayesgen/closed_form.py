@@ -29,17 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 import xarray as xr
-from scipy.special import gammaln, logsumexp
-
-from bayesgen.data import check_prediction_features, check_training_data
-
-NAIVE_BAYES_MODELS = ("bernoulli_nb", "multinomial_nb", "categorical_nb")
-FEATURE_KIND = {
-    "bernoulli_nb": "binary",
-    "multinomial_nb": "count",
-    "categorical_nb": "categorical",
-    "gda": "real",
-}
+from scipy.special import logsumexp
 
 
 class BoundaryModeError(ValueError):
@@ -196,8 +186,8 @@ def multinomial_nb(
     >>> round(float(predict_proba(est, [[0, 1, 1]])[0, 1]), 12)
     0.6
     """
-    return _naive_bayes(
-        "multinomial_nb", X, y, alpha=alpha, class_alpha=class_alpha, feature_names=feature_names
+    return family("multinomial_nb").fit(
+        X, y, alpha=alpha, class_alpha=class_alpha, feature_names=feature_names
     )
 
 
@@ -228,14 +218,8 @@ def bernoulli_nb(
         Names of the columns of X (e.g. a vectorizer's vocabulary); default DataFrame column
         names or ``x0, x1, ...``.
     """
-    return _naive_bayes(
-        "bernoulli_nb",
-        X,
-        y,
-        alpha=alpha,
-        class_alpha=class_alpha,
-        binarize=binarize,
-        feature_names=feature_names,
+    return family("bernoulli_nb").fit(
+        X, y, alpha=alpha, class_alpha=class_alpha, binarize=binarize, feature_names=feature_names
     )
 
 
@@ -267,8 +251,7 @@ def categorical_nb(
         Names of the columns of X (e.g. a vectorizer's vocabulary); default DataFrame column
         names or ``x0, x1, ...``.
     """
-    return _naive_bayes(
-        "categorical_nb",
+    return family("categorical_nb").fit(
         X,
         y,
         alpha=alpha,
@@ -278,58 +261,7 @@ def categorical_nb(
     )
 
 
-def _naive_bayes(
-    model: str, X, y, *, alpha, class_alpha, binarize=None, n_categories=None, feature_names=None
-):
-    alpha = _check_smoothing(alpha, "alpha")
-    class_alpha = _check_smoothing(class_alpha, "class_alpha")
-    data = check_training_data(
-        X, y, kind=FEATURE_KIND[model], binarize=binarize, feature_names=feature_names
-    )
-    n_classes = len(data.classes)
-    class_count = class_counts(data.y, n_classes)
-    coords = {"class": data.classes, "feature": data.feature_names}
-    variables = {
-        "class_count": (("class",), class_count),
-        "class_prob": (("class",), add_lambda(class_count, data.n_samples, class_alpha, n_classes)),
-        "class_prob_mle": (("class",), class_count / data.n_samples),
-    }
-    if model == "categorical_nb":
-        n_categories = _resolve_n_categories(data.X, n_categories, n_classes, data.feature_names)
-        counts = category_counts(data.X, data.y, n_classes, n_categories)
-        mask = np.arange(counts.shape[-1]) < n_categories[:, None]
-        dims = ("class", "feature", "category")
-        totals = class_count[:, None, None]
-        coords["category"] = np.arange(counts.shape[-1])
-        variables["n_categories"] = (("feature",), n_categories)
-        variables["category_mask"] = (("feature", "category"), mask)
-        prob = np.where(mask, add_lambda(counts, totals, alpha, n_categories[:, None]), 0.0)
-        prob_mle = np.where(mask, add_lambda(counts, totals, 0.0, 1), 0.0)
-    else:
-        counts = feature_counts(data.X, data.y, n_classes)
-        dims = ("class", "feature")
-        if model == "bernoulli_nb":
-            totals, n_outcomes = class_count[:, None], 2
-        else:
-            totals, n_outcomes = counts.sum(axis=1, keepdims=True), data.n_features
-        prob = add_lambda(counts, totals, alpha, n_outcomes)
-        prob_mle = add_lambda(counts, totals, 0.0, n_outcomes)
-    variables["feature_count"] = (dims, counts)
-    variables["feature_prob"] = (dims, prob)
-    variables["feature_prob_mle"] = (dims, prob_mle)
-    attrs = {
-        "model": model,
-        "alpha": alpha,
-        "class_alpha": class_alpha,
-        "n_samples": data.n_samples,
-        "feature_names_given": int(data.names_given),
-    }
-    if binarize is not None:
-        attrs["binarize"] = float(binarize)
-    return xr.Dataset(variables, coords=coords, attrs=attrs)
-
-
-def _check_smoothing(value, name: str) -> float:
+def check_smoothing(value, name: str) -> float:
     try:
         value = float(value)
     except (TypeError, ValueError):
@@ -337,61 +269,6 @@ def _check_smoothing(value, name: str) -> float:
     if not np.isfinite(value) or value < 0:
         raise ValueError(f"{name}: expected a finite number >= 0; got {value}.")
     return value
-
-
-MAX_CATEGORY_CELLS = 10**8
-"""Largest class × feature × category table (800 MB in float64) a categorical fit builds."""
-
-
-def _resolve_n_categories(X, n_categories, n_classes: int, feature_names) -> np.ndarray:
-    """K_n per feature: checked ``n_categories``, or the largest code of X plus one."""
-    # The largest codes stay floats until checked: a code of 1e20 does not fit in int64.
-    seen = np.asarray(X.max(axis=0).toarray() if sp.issparse(X) else X.max(axis=0)).ravel() + 1
-    if n_categories is not None:
-        given = _check_n_categories(n_categories, seen.size)
-        too_small = np.flatnonzero(given < seen)
-        if too_small.size:
-            j = too_small[0]
-            raise ValueError(
-                f"n_categories: feature {str(feature_names[j])!r} (column {j}) has category "
-                f"code {int(seen[j] - 1)} in X, but n_categories gives only {int(given[j])} "
-                "categories."
-            )
-        seen = given
-    widest = int(np.argmax(seen))
-    cells = float(n_classes) * seen.size * float(seen[widest])
-    if cells > MAX_CATEGORY_CELLS:
-        source = "n_categories gives" if n_categories is not None else "X has category code"
-        count = int(seen[widest]) if n_categories is not None else int(seen[widest] - 1)
-        raise ValueError(
-            f"X: feature {str(feature_names[widest])!r} (column {widest}): {source} {count}, "
-            f"so the class × feature × category table would need {cells:.3g} cells (more than "
-            f"{MAX_CATEGORY_CELLS:.0e}). Category codes must be 0, 1, ..., K - 1: encode "
-            "categories with sklearn's OrdinalEncoder."
-        )
-    return seen.astype(np.int64)
-
-
-def _check_n_categories(n_categories, n_features: int) -> np.ndarray:
-    """``n_categories`` as int64 of shape (n_features,): an int or one int per feature, >= 1."""
-    expected = f"an int or an array of {n_features} ints (one per feature)"
-    values = np.asarray(n_categories)
-    if values.dtype.kind not in "iuf" or isinstance(n_categories, bool | np.bool_):
-        raise TypeError(
-            f"n_categories: expected {expected}; got {type(n_categories).__name__} "
-            f"{n_categories!r}."
-        )
-    if values.ndim > 1 or (values.ndim == 1 and values.shape != (n_features,)):
-        raise ValueError(f"n_categories: expected {expected}; got shape {values.shape}.")
-    whole = np.isfinite(values) & (values == np.round(values))
-    if not np.all(whole):
-        bad = np.atleast_1d(values)[~np.atleast_1d(whole)][:5].tolist()
-        raise ValueError(f"n_categories: expected whole numbers of categories; got {bad}.")
-    if np.any(values < 1):
-        bad = np.atleast_1d(values)[np.atleast_1d(values < 1)][:5].tolist()
-        raise ValueError(f"n_categories: expected at least 1 category per feature; got {bad}.")
-    # float, not int64, until bounded: n_categories=1e20 must reach the size check intact.
-    return np.broadcast_to(values.astype(np.float64), (n_features,)).copy()
 
 
 # --------------------------------------------------------------------------------------------
@@ -518,50 +395,9 @@ def gda(
         and ``intercept`` θ₀ = -½(μ₁ᵀΣ⁻¹μ₁ - μ₀ᵀΣ⁻¹μ₀) + log(φ / (1 - φ)); for K classes
         ``coef`` w_k = Σ⁻¹μ_k and ``intercept`` b_k = -½ μ_kᵀΣ⁻¹μ_k + log π_k.
     """
-    class_alpha = _check_smoothing(class_alpha, "class_alpha")
-    data = check_training_data(X, y, kind="real", feature_names=feature_names)
-    n_classes, n_features = len(data.classes), data.n_features
-    count = class_counts(data.y, n_classes)
-    mean, scatter = class_means_and_scatter(data.X, data.y, n_classes)
-    cov_mle = scatter / data.n_samples
-    variables = {
-        "class_count": (("class",), count),
-        "class_mean": (("class", "feature"), mean),
-        "scatter": (("feature", "feature2"), scatter),
-        "class_prob": (("class",), add_lambda(count, data.n_samples, class_alpha, n_classes)),
-        "class_prob_mle": (("class",), count / data.n_samples),
-        "mu_mle": (("class", "feature"), mean),
-        "cov_mle": (("feature", "feature2"), cov_mle),
-    }
-    attrs = {
-        "model": "gda",
-        "class_alpha": class_alpha,
-        "n_samples": data.n_samples,
-        "feature_names_given": int(data.names_given),
-        "prior": "none" if prior is None else "normal_inverse_wishart",
-    }
-    if prior is None:
-        check_pooled_covariance(scatter, count, data.feature_names, class_mean=mean)
-        mu, cov = mean, cov_mle
-    else:
-        resolved = prior.resolve(data.X, data.feature_names)
-        posterior = niw_posterior(count, mean, scatter, resolved)
-        mu = posterior["mean"]
-        cov = posterior["scale"] / (posterior["dof"] - n_features - 1)
-        variables["prior_mean"] = (("feature",), resolved["mean"])
-        variables["prior_scale"] = (("feature", "feature2"), resolved["scale"])
-        attrs.update(prior_kappa=resolved["kappa"], prior_dof=resolved["dof"])
-    variables["mu"] = (("class", "feature"), mu)
-    variables["cov"] = (("feature", "feature2"), cov)
-    coef, intercept = gda_linear_form(variables["class_prob"][1], mu, cov)
-    if n_classes == 2:
-        variables["coef"] = (("feature",), coef[1] - coef[0])
-        variables["intercept"] = ((), intercept[1] - intercept[0])
-    else:
-        variables["coef"] = (("class", "feature"), coef)
-        variables["intercept"] = (("class",), intercept)
-    coords = {"class": data.classes, "feature": data.feature_names, "feature2": data.feature_names}
-    return xr.Dataset(variables, coords=coords, attrs=attrs)
+    return family("gda").fit(
+        X, y, class_alpha=class_alpha, prior=prior, feature_names=feature_names
+    )
 
 
 def gda_linear_form(class_prob, mu, cov) -> tuple[np.ndarray, np.ndarray]:
@@ -653,12 +489,12 @@ def multinomial_log_likelihood(X, log_class_prob, log_feature_prob) -> np.ndarra
 
     The multinomial coefficient of each document is the same for every class and is dropped.
     """
-    return _linear_in_x(X, log_feature_prob) + log_class_prob[..., None, :]
+    return linear_in_x(X, log_feature_prob) + log_class_prob[..., None, :]
 
 
 def bernoulli_log_likelihood(X, log_class_prob, log_feature_prob, log1m_feature_prob):
     """Σ_j [x_j log φ_jk + (1 - x_j) log(1 - φ_jk)] + log π_k; absent features count too."""
-    presence = _linear_in_x(X, log_feature_prob - log1m_feature_prob)
+    presence = linear_in_x(X, log_feature_prob - log1m_feature_prob)
     return presence + (log1m_feature_prob.sum(axis=-1) + log_class_prob)[..., None, :]
 
 
@@ -672,10 +508,10 @@ def categorical_log_likelihood(codes, log_class_prob, log_feature_prob) -> np.nd
 
 def linear_log_likelihood(X, coef, intercept) -> np.ndarray:
     """x·w_k + b_k: GDA's log p(x, y = k) up to the class-independent quadratic term."""
-    return _linear_in_x(X, coef) + intercept[..., None, :]
+    return linear_in_x(X, coef) + intercept[..., None, :]
 
 
-def _linear_in_x(X, weights) -> np.ndarray:
+def linear_in_x(X, weights) -> np.ndarray:
     """X @ weightsᵀ for weights of shape (..., K, F), returning (..., n, K); X may be sparse."""
     batch, (n_classes, n_features) = weights.shape[:-2], weights.shape[-2:]
     flat = weights.reshape(-1, n_features)
@@ -723,40 +559,9 @@ def joint_log_likelihood(estimates: xr.Dataset, X) -> tuple[np.ndarray, np.ndarr
         Powers of λ → 0 (see :func:`log_prob_terms`); None unless λ = 0 leaves zero
         probabilities.
     """
-    model = estimates.attrs["model"]
-    X = _prediction_features(estimates, X)
-    class_order, log_class = log_prob_terms(
-        estimates["class_count"].values,
-        estimates.attrs["n_samples"],
-        estimates.attrs["class_alpha"],
-        estimates.sizes["class"],
-    )
-    if model == "gda":
-        coef, intercept = gda_linear_form(
-            estimates["class_prob"].values, estimates["mu"].values, estimates["cov"].values
-        )
-        return linear_log_likelihood(X, coef, intercept), None
-    alpha, counts = estimates.attrs["alpha"], estimates["feature_count"].values
-    class_count = estimates["class_count"].values
-    if model == "multinomial_nb":
-        total = counts.sum(axis=1, keepdims=True)
-        order, log_p = log_prob_terms(counts, total, alpha, counts.shape[1])
-        joint = multinomial_log_likelihood(X, log_class, log_p)
-        order_x = _linear_in_x(X, order) + class_order[None, :]
-    elif model == "bernoulli_nb":
-        total = class_count[:, None]
-        order1, log_p = log_prob_terms(counts, total, alpha, 2)
-        order0, log_q = log_prob_terms(total - counts, total, alpha, 2)
-        joint = bernoulli_log_likelihood(X, log_class, log_p, log_q)
-        order_x = _linear_in_x(X, order1 - order0) + order0.sum(axis=-1) + class_order
-    else:
-        mask = estimates["category_mask"].values
-        n_cat = estimates["n_categories"].values[:, None]
-        order, log_p = log_prob_terms(counts, class_count[:, None, None], alpha, n_cat)
-        log_p = np.where(mask, log_p, -np.inf)
-        joint = categorical_log_likelihood(X, log_class, log_p)
-        order_x = categorical_log_likelihood(X, class_order, np.where(mask, order, 0.0))
-    return joint, (order_x if np.any(order_x) else None)
+    model_family = family(estimates)
+    X = model_family.prediction_features(estimates, X)
+    return model_family.plug_in_log_joint(estimates, X)
 
 
 def predict_proba(estimates: xr.Dataset, X) -> np.ndarray:
@@ -789,56 +594,31 @@ def posterior_predictive_proba(estimates: xr.Dataset, X) -> np.ndarray:
 
     The class term is E[π_k] = (N_k + a) / (N + K a) in every case. Needs λ > 0.
     """
-    model = estimates.attrs["model"]
-    if model not in NAIVE_BAYES_MODELS:
-        raise ValueError(f"posterior_predictive_proba: defined for naive Bayes, not {model!r}.")
-    if estimates.attrs["alpha"] <= 0:
-        raise ValueError("posterior_predictive_proba: needs alpha > 0 (a proper Dirichlet prior).")
-    if model != "multinomial_nb":
-        return predict_proba(estimates, X)
-    X = _prediction_features(estimates, X)
-    concentration = estimates["feature_count"].values + estimates.attrs["alpha"]
-    total = concentration.sum(axis=1)
-    doc_length = np.asarray(X.sum(axis=1)).ravel()
-    with np.errstate(over="ignore", invalid="ignore"):  # refused by normalize_log_proba
-        joint = (
-            gammaln(total)[None, :]
-            - gammaln(total[None, :] + doc_length[:, None])
-            + _dirichlet_multinomial_word_terms(X, concentration)
-            + np.log(estimates["class_prob"].values)[None, :]
-        )
-    return normalize_log_proba(joint)
+    model_family = family(estimates)
+    X = model_family.prediction_features(estimates, X)
+    return normalize_log_proba(model_family.predictive_log_joint(estimates, X))
 
 
-def _dirichlet_multinomial_word_terms(X, concentration: np.ndarray) -> np.ndarray:
-    """Σ_w [log Γ(a_kw + x_w) - log Γ(a_kw)] for every row; only non-zero x_w contribute."""
-    X = sp.csr_array(X)
-    rows = np.repeat(np.arange(X.shape[0]), np.diff(X.indptr))
-    a = concentration[:, X.indices]  # (K, nnz)
-    terms = gammaln(a + X.data) - gammaln(a)
-    out = np.zeros((X.shape[0], concentration.shape[0]))
-    np.add.at(out, rows, terms.T)
-    return out
+def prediction_features(estimates: xr.Dataset, X):
+    """Validate X at prediction time against the features ``estimates`` were fitted on."""
+    model_family = family(estimates)
+    return model_family.prediction_features(estimates, X)
 
 
-def _prediction_features(estimates: xr.Dataset, X):
-    model = estimates.attrs["model"]
-    X = check_prediction_features(
-        X,
-        kind=FEATURE_KIND[model],
-        feature_names=estimates["feature"].values,
-        names_given=bool(estimates.attrs.get("feature_names_given", 0)),
-        binarize=estimates.attrs.get("binarize"),
-    )
-    if model == "categorical_nb":
-        codes = np.asarray(X.toarray() if sp.issparse(X) else X)
-        n_cat = estimates["n_categories"].values
-        unseen = codes >= n_cat
-        if np.any(unseen):
-            row, col = np.argwhere(unseen)[0]
-            raise ValueError(
-                f"X: category code {int(codes[row, col])} of feature "
-                f"{str(estimates['feature'].values[col])!r} (row {row}) was not among the "
-                f"{int(n_cat[col])} categories at fit; refit with n_categories large enough."
-            )
-    return X
+def family(model):
+    """The model family of a name or closed-form Dataset (:func:`bayesgen.families.family`).
+
+    Imported on use: the families build on this module's helpers.
+    """
+    from bayesgen.families import family as lookup
+
+    return lookup(model)
+
+
+def __getattr__(name: str):
+    # MAX_CATEGORY_CELLS lives with the categorical model now; kept here for 0.1.0's users.
+    if name == "MAX_CATEGORY_CELLS":
+        from bayesgen.families.categorical import MAX_CATEGORY_CELLS
+
+        return MAX_CATEGORY_CELLS
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -18,6 +18,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import DataConversionWarning, NotFittedError
 
 from bayesgen import closed_form as cf
+from bayesgen.families import Family, family
 
 _DRAW_CHUNK_ELEMENTS = 20_000_000  # parameters held in float64 at once while predicting
 #: Fewer NUTS tuning steps than this leave the mass matrix adapted at most once (PyMC adapts
@@ -166,7 +167,8 @@ _INFERENCE_RULES = {
 class _GenerativeClassifier(ClassifierMixin, BaseEstimator):
     """Shared fit/predict machinery; subclasses name the model and its closed form."""
 
-    _model_name: str
+    #: The model family (:mod:`bayesgen.families`): everything that makes the model itself.
+    _family: Family
 
     # -- fitting -------------------------------------------------------------------------
 
@@ -213,7 +215,7 @@ class _GenerativeClassifier(ClassifierMixin, BaseEstimator):
             error = rule.error(value)
             if error is not None:
                 hint = getattr(rule, "hint", "") if error is ValueError else ""
-                hint = hint.format(model=self._model_name, name=name)
+                hint = hint.format(model=self._family.name, name=name)
                 raise error(f"{name}: expected {rule.expected}; got {value!r}. {hint}".rstrip())
         if self.inference == "conjugate":
             self._check_conjugate()
@@ -254,11 +256,9 @@ class _GenerativeClassifier(ClassifierMixin, BaseEstimator):
         }
         if self.inference == "conjugate":
             return inference.conjugate_posterior(stats, **common)
-        from bayesgen.generative import TRACE_VARS
-
         return inference.sample_nuts(
             self._build_model(stats),
-            var_names=TRACE_VARS[self._model_name],
+            var_names=list(self._family.parameter_dims(stats)),
             tune=self.tune,
             cores=self.cores,
             nuts_sampler=self.nuts_sampler,
@@ -278,14 +278,18 @@ class _GenerativeClassifier(ClassifierMixin, BaseEstimator):
 
     def _optimise_map(self, stats: xr.Dataset) -> xr.Dataset:
         from bayesgen import inference
-        from bayesgen.generative import TRACE_VARS
 
-        return inference.find_map(self._build_model(stats), var_names=TRACE_VARS[self._model_name])
+        # The family may optimise in better-scaled coordinates (GDA standardises its features).
+        problem, restore = self._family.map_problem(stats)
+        variables = list(self._family.parameter_dims(stats))
+        return restore(inference.find_map(self._build_model(problem), var_names=variables))
 
     def _build_model(self, stats: xr.Dataset):
-        from bayesgen import generative
+        return self._family.pymc_model(stats, **self._model_options())
 
-        return generative.model_for(stats)
+    def _model_options(self) -> dict:
+        """Options of the PyMC model beyond the statistics (GDA's covariance prior)."""
+        return {}
 
     def _check_conjugate(self) -> None:
         """Raise when the chosen prior has no conjugate posterior."""
@@ -329,7 +333,7 @@ class _GenerativeClassifier(ClassifierMixin, BaseEstimator):
         """
         self._check_fitted()
         self._check_n_features(X)
-        X = cf._prediction_features(self.closed_form_, X)
+        X = cf.prediction_features(self.closed_form_, X)
         posterior = self.idata_["posterior"].to_dataset()
         n_chains, n_draws = posterior.sizes["chain"], posterior.sizes["draw"]
         per_draw = sum(variable[0, 0].size for variable in posterior.data_vars.values())
@@ -354,7 +358,7 @@ class _GenerativeClassifier(ClassifierMixin, BaseEstimator):
         )
 
     def _draw_log_likelihood(self, X, draws: xr.Dataset) -> np.ndarray:
-        raise NotImplementedError
+        return self._family.draw_log_joint(self.closed_form_, X, draws)
 
     def predict_proba(self, X) -> np.ndarray:
         """Posterior mean of p(y = k | x), shape (n_samples, n_classes)."""
@@ -469,13 +473,6 @@ def _warn_column_vector(y) -> None:
         )
 
 
-def _log(values) -> np.ndarray:
-    """log of probabilities, with draws that underflowed to 0 (tiny Gamma variates in float32)
-    clipped to the smallest normal number instead of giving -inf."""
-    values = np.asarray(values, dtype=np.float64)
-    return np.log(np.maximum(values, np.finfo(np.float64).tiny))
-
-
 _INFERENCE_PARAMS = """
     inference : {"nuts", "conjugate"}, default "nuts"
         "nuts": PyMC's NUTS on the model of :mod:`bayesgen.generative`. "conjugate": exact
@@ -542,7 +539,7 @@ class MultinomialNB(_NaiveBayes):
     """
     )
 
-    _model_name = "multinomial_nb"
+    _family = family("multinomial_nb")
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -587,11 +584,6 @@ class MultinomialNB(_NaiveBayes):
             X, y, alpha=self.alpha, class_alpha=self.class_alpha, feature_names=feature_names
         )
 
-    def _draw_log_likelihood(self, X, draws):
-        return cf.multinomial_log_likelihood(
-            X, _log(draws["class_prob"].values), _log(draws["feature_prob"].values)
-        )
-
 
 class BernoulliNB(_NaiveBayes):
     __doc__ = (
@@ -615,7 +607,7 @@ class BernoulliNB(_NaiveBayes):
     """
     )
 
-    _model_name = "bernoulli_nb"
+    _family = family("bernoulli_nb")
 
     def __init__(
         self,
@@ -662,12 +654,6 @@ class BernoulliNB(_NaiveBayes):
             feature_names=feature_names,
         )
 
-    def _draw_log_likelihood(self, X, draws):
-        prob = draws["feature_prob"].values.astype(np.float64)
-        return cf.bernoulli_log_likelihood(
-            X, _log(draws["class_prob"].values), _log(prob), _log(1.0 - prob)
-        )
-
 
 class CategoricalNB(_NaiveBayes):
     __doc__ = (
@@ -691,7 +677,7 @@ class CategoricalNB(_NaiveBayes):
     """
     )
 
-    _model_name = "categorical_nb"
+    _family = family("categorical_nb")
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -752,11 +738,6 @@ class CategoricalNB(_NaiveBayes):
             self.feature_log_prob_[:, j, :k] for j, k in enumerate(n_categories)
         ]
 
-    def _draw_log_likelihood(self, X, draws):
-        mask = self.closed_form_["category_mask"].values
-        log_prob = np.where(mask, _log(draws["feature_prob"].values), -np.inf)
-        return cf.categorical_log_likelihood(X, _log(draws["class_prob"].values), log_prob)
-
 
 class GaussianDiscriminantAnalysis(_GenerativeClassifier):
     __doc__ = (
@@ -788,7 +769,7 @@ class GaussianDiscriminantAnalysis(_GenerativeClassifier):
     """
     )
 
-    _model_name = "gda"
+    _family = family("gda")
     _parameter_rules: ClassVar[dict] = {
         "cov_prior": _Options(("conjugate", "lkj")),
         "prior": _InstanceOf(cf.NormalInverseWishart, "a bayesgen.NormalInverseWishart"),
@@ -836,19 +817,8 @@ class GaussianDiscriminantAnalysis(_GenerativeClassifier):
         prior = cf.NormalInverseWishart() if self.prior is None else self.prior
         return cf.gda(X, y, class_alpha=self.class_alpha, prior=prior, feature_names=feature_names)
 
-    def _build_model(self, stats):
-        from bayesgen import generative
-
-        return generative.gda_model(stats, cov_prior=self.cov_prior, lkj_eta=self.lkj_eta)
-
-    def _optimise_map(self, stats):
-        # L-BFGS-B on raw wine features stops early (proline ~ 10³ beside hue ~ 1); the model
-        # is equivariant under standardisation, so optimise there and map the point back.
-        from bayesgen import inference
-
-        scaled, center, scale = inference.standardize_gda_statistics(stats)
-        point = super()._optimise_map(scaled)
-        return inference.restore_gda_point(point, center, scale)
+    def _model_options(self):
+        return {"cov_prior": self.cov_prior, "lkj_eta": self.lkj_eta}
 
     def _check_conjugate(self):
         if self.cov_prior != "conjugate":
@@ -862,11 +832,3 @@ class GaussianDiscriminantAnalysis(_GenerativeClassifier):
         self.covariance_ = means["cov"].values
         self.coef_ = np.atleast_2d(means["coef"].values)
         self.intercept_ = np.atleast_1d(means["intercept"].values)
-
-    def _draw_log_likelihood(self, X, draws):
-        coef, intercept = cf.gda_linear_form(
-            draws["class_prob"].values.astype(np.float64),
-            draws["mu"].values.astype(np.float64),
-            draws["cov"].values.astype(np.float64),
-        )
-        return cf.linear_log_likelihood(X, coef, intercept)

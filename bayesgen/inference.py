@@ -15,10 +15,9 @@ import warnings
 
 import numpy as np
 import xarray as xr
-from scipy import stats as scipy_stats
 
 from bayesgen import __version__
-from bayesgen.closed_form import gda_linear_form, niw_posterior
+from bayesgen.families import family
 
 #: Warnings PyMC emits for choices we make on purpose (few chains on 2 cores, Potentials in
 #: prior sampling); hidden so that users see only what concerns them.
@@ -169,15 +168,7 @@ def conjugate_map(stats: xr.Dataset) -> xr.Dataset:
         Same variables, dims and coords as one posterior draw, with attrs
         ``map_method="closed_form"``, ``map_converged=1`` and ``map_message``.
     """
-    variables = {
-        name: (
-            dims,
-            _dirichlet_mode(concentration)[..., 0] if beta else _dirichlet_mode(concentration),
-        )
-        for name, (dims, concentration, beta) in _simplex_concentrations(stats, 1.0).items()
-    }
-    if stats.attrs["model"] == "gda":
-        variables.update(_niw_mode(stats, variables["class_prob"][1]))
+    variables = family(stats).conjugate_mode(stats)
     point = xr.Dataset(variables, coords=_parameter_coords(stats))
     point.attrs = {
         "map_method": "closed_form",
@@ -185,94 +176,6 @@ def conjugate_map(stats: xr.Dataset) -> xr.Dataset:
         "map_message": "exact mode of the conjugate posterior",
     }
     return point
-
-
-def _dirichlet_mode(concentration: np.ndarray) -> np.ndarray:
-    """Mode of Dirichlet(concentration) along the last axis; zero concentrations are padding.
-
-    NaN for a whole simplex without a mode: some concentration below 1 (unbounded density) or
-    all of them 1 (flat, every point a mode).
-    """
-    padding = concentration <= 0
-    shifted = np.where(padding, 0.0, concentration - 1.0)
-    unbounded = np.any(shifted < 0, axis=-1, keepdims=True)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        mode = shifted / shifted.sum(axis=-1, keepdims=True)
-    return np.where(padding, 0.0, np.where(unbounded, np.nan, mode))
-
-
-def _niw_mode(stats: xr.Dataset, class_prob: np.ndarray) -> dict:
-    params = niw_posterior(
-        stats["class_count"].values,
-        stats["class_mean"].values,
-        stats["scatter"].values,
-        _niw_prior(stats),
-    )
-    n_classes, n_features = stats.sizes["class"], stats.sizes["feature"]
-    mu = params["mean"]
-    cov = params["scale"] / (params["dof"] + n_features + 1 + n_classes)
-    return {
-        "mu": (("class", "feature"), mu),
-        "cov": (("feature", "feature2"), cov),
-        **_linear_form_variables(class_prob, mu, cov),
-    }
-
-
-def standardize_gda_statistics(stats: xr.Dataset) -> tuple[xr.Dataset, np.ndarray, np.ndarray]:
-    """GDA statistics and prior of the standardised features (x − c) / s.
-
-    L-BFGS-B stops on a gradient tolerance, so on features of very different scales (wine's
-    proline is in the hundreds, its hue below 1) it stops early. The normal-inverse-Wishart and
-    LKJ models are equivariant under this affine map: the Bartlett factors are unchanged, μ
-    and Σ transform linearly, so the mode found here maps back exactly
-    (:func:`restore_gda_point`). c is the overall mean, s the pooled within-class standard
-    deviation (1 for a constant feature).
-
-    Returns
-    -------
-    stats : xarray.Dataset
-        The statistics the GDA model reads, for the standardised features.
-    center, scale : ndarray of shape (n_features,)
-    """
-    count = stats["class_count"].values.astype(np.float64)
-    n_samples = count.sum()
-    class_mean = stats["class_mean"].values
-    center = count @ class_mean / n_samples
-    scale = np.sqrt(np.diag(stats["scatter"].values) / n_samples)
-    scale = np.where(scale > 0, scale, 1.0)
-    outer = np.outer(scale, scale)
-    scaled = stats.copy()
-    scaled["class_mean"] = (("class", "feature"), (class_mean - center) / scale)
-    scaled["scatter"] = (("feature", "feature2"), stats["scatter"].values / outer)
-    scaled["prior_mean"] = (("feature",), (stats["prior_mean"].values - center) / scale)
-    scaled["prior_scale"] = (("feature", "feature2"), stats["prior_scale"].values / outer)
-    return scaled, center, scale
-
-
-def restore_gda_point(point: xr.Dataset, center: np.ndarray, scale: np.ndarray) -> xr.Dataset:
-    """Map a GDA point found on standardised features back to the original ones.
-
-    μ = c + s μ', Σ = diag(s) Σ' diag(s); ``coef`` and ``intercept`` are recomputed from them.
-    """
-    mu = center + scale * point["mu"].values
-    cov = point["cov"].values * np.outer(scale, scale)
-    restored = point.copy()
-    restored["mu"] = (("class", "feature"), mu)
-    restored["cov"] = (("feature", "feature2"), cov)
-    for name, (dims, values) in _linear_form_variables(point["class_prob"].values, mu, cov).items():
-        restored[name] = (dims, values)
-    return restored
-
-
-def _linear_form_variables(class_prob, mu, cov) -> dict:
-    """``coef`` and ``intercept`` of one point or a batch of draws (leading axes kept)."""
-    coef, intercept = gda_linear_form(class_prob, mu, cov)
-    if coef.shape[-2] == 2:
-        return {
-            "coef": (("feature",), coef[..., 1, :] - coef[..., 0, :]),
-            "intercept": ((), intercept[..., 1] - intercept[..., 0]),
-        }
-    return {"coef": (("class", "feature"), coef), "intercept": (("class",), intercept)}
 
 
 def conjugate_posterior(
@@ -304,13 +207,7 @@ def conjugate_posterior(
 
 
 def _conjugate_draws(stats, rng, sample_shape, dtype, *, posterior: bool) -> xr.Dataset:
-    weight = 1.0 if posterior else 0.0  # the prior is the posterior given zero counts
-    variables = {}
-    for name, (dims, concentration, beta) in _simplex_concentrations(stats, weight).items():
-        draws = _dirichlet(rng, concentration, sample_shape, dtype)
-        variables[name] = (dims, draws[..., 0] if beta else draws)
-    if stats.attrs["model"] == "gda":
-        variables.update(_niw_draws(stats, rng, sample_shape, variables, posterior=posterior))
+    variables = family(stats).conjugate_draws(stats, rng, sample_shape, dtype, posterior=posterior)
     sample_dims = ("chain", "draw")
     data_vars = {name: (sample_dims + dims, values) for name, (dims, values) in variables.items()}
     coords = _parameter_coords(stats)
@@ -318,104 +215,14 @@ def _conjugate_draws(stats, rng, sample_shape, dtype, *, posterior: bool) -> xr.
     return xr.Dataset(data_vars, coords=coords)
 
 
-def _simplex_concentrations(stats: xr.Dataset, weight: float) -> dict:
-    """Posterior (``weight=1``) or prior (``weight=0``) Dirichlet concentrations.
-
-    Returns ``name -> (dims, concentration, beta)``: the simplex is the last axis of the
-    concentration; ``beta`` marks a Beta pair (present, absent), whose first component is the
-    parameter; a zero concentration is padding (the categorical model's missing categories).
-    """
-    model = stats.attrs["model"]
-    class_concentration = stats.attrs["class_alpha"] + weight * stats["class_count"].values
-    out = {"class_prob": (("class",), class_concentration, False)}
-    if model == "gda":
-        return out
-    counts = weight * stats["feature_count"].values
-    alpha = stats.attrs["alpha"]
-    dims = tuple(stats["feature_count"].dims)
-    if model == "multinomial_nb":
-        out["feature_prob"] = (dims, alpha + counts, False)
-    elif model == "bernoulli_nb":
-        absent = weight * stats["class_count"].values[:, None] - counts
-        out["feature_prob"] = (dims, np.stack([alpha + counts, alpha + absent], axis=-1), True)
-    else:  # categorical: a Dirichlet over the real categories of each feature
-        mask = stats["category_mask"].values
-        out["feature_prob"] = (dims, np.where(mask, alpha + counts, 0.0), False)
-    return out
-
-
 def _parameter_coords(stats: xr.Dataset) -> dict:
     names = ("class", "feature", "feature2", "category")
     return {name: stats[name].values for name in names if name in stats.coords}
 
 
-def _dirichlet(rng, concentration: np.ndarray, sample_shape, dtype) -> np.ndarray:
-    """Dirichlet draws along the last axis of ``concentration`` via normalised Gamma variates.
-
-    Zero concentrations give probability 0 (used for the padding of the categorical model).
-    """
-    concentration = np.asarray(concentration, dtype=np.float64)
-    out = np.empty((*sample_shape, *concentration.shape), dtype=dtype)
-    inactive = concentration <= 0
-    shape = np.where(inactive, 1.0, concentration)
-    has_inactive = bool(inactive.any())
-    for index in np.ndindex(*sample_shape):
-        draw = out[index]
-        rng.standard_gamma(shape, dtype=out.dtype, out=draw)
-        if has_inactive:
-            draw[inactive] = 0
-        # Sum in float64: 50,000 float32 terms would lose digits.
-        draw /= draw.sum(axis=-1, keepdims=True, dtype=np.float64).astype(out.dtype)
-    return out
-
-
-def _niw_prior(stats: xr.Dataset) -> dict:
-    return {
-        "mean": stats["prior_mean"].values,
-        "kappa": stats.attrs["prior_kappa"],
-        "dof": stats.attrs["prior_dof"],
-        "scale": stats["prior_scale"].values,
-    }
-
-
-def _niw_draws(stats, rng, sample_shape, variables, *, posterior: bool) -> dict:
-    prior = _niw_prior(stats)
-    n_classes, n_features = stats.sizes["class"], stats.sizes["feature"]
-    if posterior:
-        params = niw_posterior(
-            stats["class_count"].values,
-            stats["class_mean"].values,
-            stats["scatter"].values,
-            prior,
-        )
-    else:
-        params = {
-            "mean": np.broadcast_to(prior["mean"], (n_classes, n_features)),
-            "kappa": np.full(n_classes, prior["kappa"]),
-            "dof": prior["dof"],
-            "scale": prior["scale"],
-        }
-    n_samples = int(np.prod(sample_shape))
-    cov = scipy_stats.invwishart.rvs(
-        df=params["dof"], scale=params["scale"], size=n_samples, random_state=rng
-    ).reshape(n_samples, n_features, n_features)
-    chol = np.linalg.cholesky(cov)
-    noise = rng.standard_normal((n_samples, n_classes, n_features))
-    mu = params["mean"] + np.einsum("sij,skj->ski", chol, noise) / np.sqrt(params["kappa"])[:, None]
-    class_prob = variables["class_prob"][1].reshape(n_samples, n_classes)
-    reshape = lambda a: a.reshape(*sample_shape, *a.shape[1:])  # noqa: E731
-    out = {
-        "mu": (("class", "feature"), reshape(mu)),
-        "cov": (("feature", "feature2"), reshape(cov)),
-    }
-    for name, (dims, values) in _linear_form_variables(class_prob, mu, cov).items():
-        out[name] = (dims, reshape(values))
-    return out
-
-
 def _statistics(stats: xr.Dataset) -> xr.Dataset:
     """The sufficient statistics, as the ``constant_data`` group."""
-    names = ["class_count", "feature_count", "class_mean", "scatter", "category_mask"]
+    names = family(stats).statistics
     return stats[[name for name in names if name in stats]]
 
 

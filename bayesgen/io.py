@@ -30,6 +30,7 @@ import pandas as pd
 import xarray as xr
 
 from bayesgen import __version__
+from bayesgen.families import FAMILIES, family
 
 FORMAT = "bayesgen-model"
 FORMAT_VERSION = 1
@@ -38,39 +39,6 @@ FORMAT_VERSION = 1
 #: process (a save of gigabytes takes minutes) and are removed by the next write of the target.
 STALE_AFTER_S = 3600.0
 
-_ESTIMATORS = ("GaussianDiscriminantAnalysis", "BernoulliNB", "MultinomialNB", "CategoricalNB")
-
-#: What save writes, per model (the closed_form attrs "model"): the posterior variables with
-#: their dims after (chain, draw) — the closed_form group holds an estimate of each with the
-#: same dims — and the closed-form statistics the estimator reads.
-_PARAMETERS = {
-    "multinomial_nb": {"class_prob": ("class",), "feature_prob": ("class", "feature")},
-    "bernoulli_nb": {"class_prob": ("class",), "feature_prob": ("class", "feature")},
-    "categorical_nb": {
-        "class_prob": ("class",),
-        "feature_prob": ("class", "feature", "category"),
-    },
-    "gda": {
-        "class_prob": ("class",),
-        "mu": ("class", "feature"),
-        "cov": ("feature", "feature2"),
-        "coef": ("class", "feature"),
-        "intercept": ("class",),
-    },
-}
-#: With two classes GDA stores one linear form (class 1 against class 0): no class dim.
-_BINARY_WITHOUT_CLASS = {"gda": ("coef", "intercept")}
-_STATISTICS = {
-    "multinomial_nb": {"class_count": ("class",), "feature_count": ("class", "feature")},
-    "bernoulli_nb": {"class_count": ("class",), "feature_count": ("class", "feature")},
-    "categorical_nb": {
-        "class_count": ("class",),
-        "feature_count": ("class", "feature", "category"),
-        "n_categories": ("feature",),
-        "category_mask": ("feature", "category"),
-    },
-    "gda": {"class_count": ("class",)},
-}
 _HYPERPARAMETERS = ("alpha", "class_alpha")  # positive numbers, also in the closed_form attrs
 
 
@@ -415,18 +383,21 @@ def _from_tree(tree: xr.DataTree):
             f"({FORMAT_VERSION}); upgrade bayesgen."
         )
     name = attrs.get("estimator")
-    if name not in _ESTIMATORS:
-        raise _ModelFileError(f"unknown estimator {name!r}; expected one of {list(_ESTIMATORS)}.")
+    # What save writes, per model: the family's posterior variables (the closed_form group
+    # holds an estimate of each, with the same dims) and its sufficient statistics.
+    estimators = {model_family.estimator: model_family for model_family in FAMILIES.values()}
+    if name not in estimators:
+        raise _ModelFileError(f"unknown estimator {name!r}; expected one of {list(estimators)}.")
     cls = getattr(bayesgen, name)
     for group in ("posterior", "closed_form"):
         if group not in tree.children:
             raise _ModelFileError(f"the {group!r} group is missing.")
     closed_form = _restore_closed_form(tree["closed_form"].to_dataset())
     model = closed_form.attrs.get("model")
-    if model != cls._model_name:
+    if model != estimators[name].name:
         raise _ModelFileError(
             f"the estimator attribute says {name} but the closed_form group is of model "
-            f"{model!r} (a {name} has {cls._model_name!r})."
+            f"{model!r} (a {name} has {estimators[name].name!r})."
         )
     params = _read_params(attrs, cls, closed_form)
     _check_groups(tree, closed_form, model)
@@ -489,11 +460,9 @@ def _check_groups(tree: xr.DataTree, closed_form: xr.Dataset, model: str) -> Non
     n_classes = closed_form.sizes.get("class", 0)
     if n_classes < 1:
         raise _ModelFileError("the closed_form group has no classes.")
-    parameters = dict(_PARAMETERS[model])
-    if n_classes == 2:
-        for variable in _BINARY_WITHOUT_CLASS.get(model, ()):
-            parameters[variable] = parameters[variable][1:]
-    _check_variables(closed_form, "closed_form", {**parameters, **_STATISTICS[model]})
+    model_family = family(model)
+    parameters = model_family.parameter_dims(closed_form)
+    _check_variables(closed_form, "closed_form", {**parameters, **model_family.statistics})
     for dim in ("class", "feature"):
         values = closed_form[dim].values if dim in closed_form.coords else None
         if values is not None and len(set(values.tolist())) != len(values):

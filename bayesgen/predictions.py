@@ -8,6 +8,7 @@ import xarray as xr
 
 from bayesgen import closed_form as cf
 from bayesgen.comparison_expected import class_expected, feature_expected
+from bayesgen.families import family
 
 PLUG_IN_NB = "plug-in add-λ"
 PLUG_IN_GDA = "plug-in NIW mean"
@@ -37,16 +38,18 @@ def predictive_probabilities(est, X) -> dict[str, np.ndarray]:
     """
     est._check_fitted()
     stats = est.closed_form_
-    model = stats.attrs["model"]
-    out = {PLUG_IN_GDA if model == "gda" else PLUG_IN_NB: cf.predict_proba(stats, X)}
+    out = {_plug_in_name(stats): cf.predict_proba(stats, X)}
     if getattr(est, "map_", None) is not None and not _has_unbounded_density(stats):
         out[MAP_METHOD] = _plug_in_proba(est, est.map_, X)
     out[POSTERIOR_MEAN] = est.predict_proba(X)
-    if model != "gda":
-        out[EXACT] = est.posterior_predictive_proba(X)
-    elif getattr(est, "cov_prior", "conjugate") == "conjugate":
-        out[EXACT] = _gda_predictive_proba(stats, X)
+    if getattr(est, "cov_prior", "conjugate") == "conjugate":  # LKJ: no closed form
+        out[EXACT] = cf.posterior_predictive_proba(stats, X)
     return out
+
+
+def _plug_in_name(stats: xr.Dataset) -> str:
+    """The plug-in's name: add-λ where the model smooths counts, else the NIW posterior mean."""
+    return PLUG_IN_NB if family(stats).smoothing else PLUG_IN_GDA
 
 
 def compare_predictions(est, X, y) -> pd.DataFrame:
@@ -75,7 +78,7 @@ def compare_predictions(est, X, y) -> pd.DataFrame:
     classes = est.classes_
     y = np.asarray(y)
     reference = probabilities[POSTERIOR_MEAN]
-    plug_in = PLUG_IN_GDA if est.closed_form_.attrs["model"] == "gda" else PLUG_IN_NB
+    plug_in = _plug_in_name(est.closed_form_)
     rows = {}
     for method in (plug_in, MAP_METHOD, POSTERIOR_MEAN, EXACT):
         proba = probabilities.get(method)
@@ -108,7 +111,7 @@ _PREDICTION_COLUMNS = [
 def _has_unbounded_density(stats: xr.Dataset) -> bool:
     """Whether some n + α < 1 leaves the posterior without a mode (see :func:`compare`)."""
     blocks = [class_expected(stats, float(stats.attrs["class_alpha"]))]
-    if stats.attrs["model"] != "gda":
+    if family(stats).smoothing:
         blocks.append(feature_expected(stats, float(stats.attrs["alpha"])))
     return any(block.unbounded.any() for block in blocks)
 
@@ -116,40 +119,10 @@ def _has_unbounded_density(stats: xr.Dataset) -> bool:
 def _plug_in_proba(est, point: xr.Dataset, X) -> np.ndarray:
     """p(y | x) with the parameters of ``point`` (e.g. the MAP) plugged in.
 
-    The point is scored as a single posterior draw, by the estimator's own per-draw
-    likelihood (which also clips an optimizer's exact 0 to the smallest normal number).
+    The point is scored as a single posterior draw, by the family's per-draw likelihood
+    (which also clips an optimizer's exact 0 to the smallest normal number).
     """
-    X = cf._prediction_features(est.closed_form_, X)
-    joint = est._draw_log_likelihood(X, point.expand_dims("draw"))[0]
+    stats = est.closed_form_
+    X = cf.prediction_features(stats, X)
+    joint = family(stats).draw_log_joint(stats, X, point.expand_dims("draw"))[0]
     return cf.normalize_log_proba(joint)
-
-
-def _gda_predictive_proba(stats: xr.Dataset, X) -> np.ndarray:
-    """Exact p(y | x, data) for GDA under the normal-inverse-Wishart prior.
-
-    Integrating μ_k and Σ out of N(x | μ_k, Σ) gives a multivariate Student-t with ν_N − D + 1
-    degrees of freedom, location m_k and shape Ψ_N (κ_k + 1) / (κ_k (ν_N − D + 1)); π is
-    independent of (μ, Σ) a posteriori, so its mean multiplies in.
-    """
-    from scipy.stats import multivariate_t
-
-    X = np.asarray(cf._prediction_features(stats, X), dtype=np.float64)
-    prior = {
-        "mean": stats["prior_mean"].values,
-        "kappa": stats.attrs["prior_kappa"],
-        "dof": stats.attrs["prior_dof"],
-        "scale": stats["prior_scale"].values,
-    }
-    post = cf.niw_posterior(
-        stats["class_count"].values, stats["class_mean"].values, stats["scatter"].values, prior
-    )
-    dof = post["dof"] - X.shape[1] + 1
-    joint = np.column_stack(
-        [
-            multivariate_t.logpdf(
-                X, loc=post["mean"][k], shape=post["scale"] * (kappa + 1) / (kappa * dof), df=dof
-            )
-            for k, kappa in enumerate(post["kappa"])
-        ]
-    )
-    return cf.normalize_log_proba(joint + np.log(stats["class_prob"].values)[None, :])

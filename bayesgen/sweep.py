@@ -7,7 +7,6 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from bayesgen import closed_form as cf
 from bayesgen.compare import block_frame
 from bayesgen.comparison_expected import feature_expected
 
@@ -67,21 +66,19 @@ def lambda_sweep(
         ``add_lambda``, ``posterior_mean``, ``posterior_mcse``, ``z`` and ``map_alpha_plus_1``
         (NaN without ``compute_map``). Plot it with :func:`plot_lambda_sweep`.
     """
-    from bayesgen import estimators
+    import bayesgen
+    from bayesgen.families import FAMILIES
 
-    classes = {
-        "multinomial_nb": estimators.MultinomialNB,
-        "bernoulli_nb": estimators.BernoulliNB,
-        "categorical_nb": estimators.CategoricalNB,
-    }
-    if model not in classes:
-        raise ValueError(f"model: expected one of {sorted(classes)}; got {model!r}.")
+    smoothed = sorted(name for name, model_family in FAMILIES.items() if model_family.smoothing)
+    if model not in smoothed:
+        raise ValueError(f"model: expected one of {smoothed}; got {model!r}.")
+    estimator_class = getattr(bayesgen, FAMILIES[model].estimator)
     frames = []
     for lam in lambdas:
         lam = float(lam)
         if not lam > 0:
             raise ValueError(f"lambdas: every λ must be > 0 (a proper prior); got {lam}.")
-        est = classes[model](
+        est = estimator_class(
             alpha=lam,
             class_alpha=class_alpha,
             inference="conjugate",
@@ -118,8 +115,9 @@ def lambda_sweep(
 
 def _map_point(X, y, model: str, alpha: float, class_alpha: float, options: dict) -> xr.Dataset:
     from bayesgen import generative, inference
+    from bayesgen.families import family
 
-    stats = getattr(cf, model)(X, y, alpha=alpha, class_alpha=class_alpha, **options)
+    stats = family(model).fit(X, y, alpha=alpha, class_alpha=class_alpha, **options)
     return inference.find_map(generative.model_for(stats), var_names=["feature_prob"])
 
 

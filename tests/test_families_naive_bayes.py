@@ -9,12 +9,10 @@ Nothing here samples with NUTS or compiles a PyMC graph.
 
 import numpy as np
 import pytest
-import scipy.sparse as sp
 import xarray as xr
-from conftest import DATA, NB_MODELS, expected_statistics, make_estimator
+from conftest import DATA, NB_MODELS, expected_statistics
 
 from bayesgen import closed_form as cf
-from bayesgen import inference
 from bayesgen.families import bernoulli, categorical, multinomial
 
 FAMILIES = {
@@ -77,45 +75,7 @@ def test_parameters_and_statistics_are_the_dims_of_the_fit(name):
 
 
 # --------------------------------------------------------------------------------------------
-# Same as the current code (scaffolding for the move).
-
-
-@pytest.mark.parametrize("smoothing", SMOOTHING)
-@pytest.mark.parametrize("name", NB_MODELS)
-def test_fit_is_identical_to_closed_form(name, smoothing):
-    X, y = DATA[name]()
-    new = FAMILIES[name].fit(X, y, **smoothing)
-    xr.testing.assert_identical(new, OLD_FIT[name](X, y, **smoothing))
-    assert list(new.data_vars) == list(OLD_FIT[name](X, y, **smoothing).data_vars)
-
-
-@pytest.mark.parametrize(
-    ("name", "options"),
-    [
-        ("multinomial_nb", {"feature_names": ["a", "b", "c", "d"]}),
-        ("bernoulli_nb", {"binarize": 0.5}),
-        ("categorical_nb", {"n_categories": 6}),
-        ("categorical_nb", {"n_categories": [3, 3, 5]}),
-    ],
-)
-def test_fit_with_model_options_is_identical_to_closed_form(name, options):
-    X, y = DATA[name]()
-    X = sp.csr_array(np.asarray(X)) if name == "multinomial_nb" else X
-    new = FAMILIES[name].fit(X, y, alpha=0.5, **options)
-    xr.testing.assert_identical(new, OLD_FIT[name](X, y, alpha=0.5, **options))
-
-
-@pytest.mark.parametrize("smoothing", SMOOTHING)
-@pytest.mark.parametrize("name", NB_MODELS)
-def test_plug_in_log_joint_is_identical_to_closed_form(name, smoothing):
-    X, _, estimates = _fit(name, **smoothing)
-    joint, order = FAMILIES[name].plug_in_log_joint(estimates, _checked(name, estimates, X))
-    old_joint, old_order = cf.joint_log_likelihood(estimates, X)
-    np.testing.assert_array_equal(joint, old_joint)
-    if old_order is None:
-        assert order is None
-    else:
-        np.testing.assert_array_equal(order, old_order)
+# Orders of zero probabilities.
 
 
 def test_the_mle_has_an_order_where_probabilities_are_zero():
@@ -126,85 +86,6 @@ def test_the_mle_has_an_order_where_probabilities_are_zero():
         estimates, _checked("multinomial_nb", estimates, X)
     )
     np.testing.assert_array_equal(order, [[0, 0], [0, 0], [3, 0], [1, 0]])
-
-
-@pytest.mark.parametrize("name", NB_MODELS)
-def test_predictive_log_joint_is_identical_to_closed_form(name):
-    X, _, estimates = _fit(name, alpha=0.7, class_alpha=1.5)
-    joint = FAMILIES[name].predictive_log_joint(estimates, _checked(name, estimates, X))
-    np.testing.assert_array_equal(
-        cf.normalize_log_proba(joint), cf.posterior_predictive_proba(estimates, X)
-    )
-
-
-@pytest.mark.parametrize("dtype", ["float64", "float32"])
-@pytest.mark.parametrize("name", NB_MODELS)
-def test_seeded_conjugate_draws_are_identical_to_inference(name, dtype):
-    _, _, estimates = _fit(name, alpha=0.8, class_alpha=1.2)
-    old = inference.conjugate_posterior(
-        estimates, draws=7, chains=2, random_seed=11, prior_draws=3, dtype=dtype
-    )
-    rng = np.random.default_rng(11)
-    family = FAMILIES[name]
-    groups = {
-        "posterior": family.conjugate_draws(estimates, rng, (2, 7), dtype, posterior=True),
-        "prior": family.conjugate_draws(estimates, rng, (1, 3), dtype, posterior=False),
-    }
-    for group, variables in groups.items():
-        assert list(variables) == list(family.parameters)
-        for variable, (dims, values) in variables.items():
-            expected = old[group][variable]
-            assert ("chain", "draw", *dims) == expected.dims
-            assert values.dtype == expected.dtype
-            np.testing.assert_array_equal(values, expected.values)
-
-
-@pytest.mark.parametrize("smoothing", SMOOTHING)
-@pytest.mark.parametrize("name", NB_MODELS)
-def test_conjugate_mode_is_identical_to_conjugate_map(name, smoothing):
-    _, _, estimates = _fit(name, **smoothing)
-    old = inference.conjugate_map(estimates)
-    mode = FAMILIES[name].conjugate_mode(estimates)
-    assert set(mode) == set(old.data_vars)
-    for variable, (dims, values) in mode.items():
-        assert dims == old[variable].dims
-        np.testing.assert_array_equal(values, old[variable].values)
-
-
-@pytest.mark.parametrize("name", NB_MODELS)
-def test_draw_log_joint_is_identical_to_the_estimator(name):
-    X, y = DATA[name]()
-    est = make_estimator(
-        name, inference="conjugate", compute_map=False, draws=4, chains=2, prior_draws=0
-    )
-    est.set_params(random_seed=3).fit(X, y)
-    draws = est.idata_["posterior"].to_dataset().isel(chain=1).transpose("draw", ...)
-    checked = _checked(name, est.closed_form_, X)
-    np.testing.assert_array_equal(
-        FAMILIES[name].draw_log_joint(est.closed_form_, checked, draws),
-        est._draw_log_likelihood(checked, draws),
-    )
-
-
-@pytest.mark.parametrize("name", NB_MODELS)
-def test_pymc_model_declares_the_variables_of_generative(name):
-    from bayesgen import generative
-
-    _, _, estimates = _fit(name, alpha=0.5)
-    new = FAMILIES[name].pymc_model(estimates)
-    old = generative.model_for(estimates)
-
-    def names(variables):
-        return [variable.name for variable in variables]
-
-    assert names(new.free_RVs) == names(old.free_RVs)
-    assert names(new.deterministics) == names(old.deterministics)
-    assert names(new.potentials) == names(old.potentials)
-    assert names(new.data_vars) == names(old.data_vars)
-    assert new.named_vars_to_dims == old.named_vars_to_dims
-    assert new.coords.keys() == old.coords.keys()
-    for dim, values in old.coords.items():
-        assert tuple(new.coords[dim]) == tuple(values)
 
 
 # --------------------------------------------------------------------------------------------

@@ -19,6 +19,7 @@ from sklearn.datasets import load_wine
 import bayesgen
 from bayesgen import closed_form as cf
 from bayesgen import demo, inference
+from bayesgen.families import family
 
 # --------------------------------------------------------------------------------------------
 # Exact modes of the conjugate posteriors.
@@ -110,9 +111,9 @@ def test_standardising_gda_statistics_maps_the_mode_back_exactly():
     """The NIW posterior of the standardised statistics is the image of the original one."""
     X, y = load_wine(return_X_y=True)
     stats = cf.gda(X, y)
-    scaled, center, scale = inference.standardize_gda_statistics(stats)
+    scaled, restore = family("gda").map_problem(stats)
     assert np.abs(scaled["class_mean"].values).max() < 5  # well scaled, unlike proline ~ 10³
-    restored = inference.restore_gda_point(inference.conjugate_map(scaled), center, scale)
+    restored = restore(inference.conjugate_map(scaled))
     original = inference.conjugate_map(stats)
     for name in ("class_prob", "mu", "cov", "coef", "intercept"):
         np.testing.assert_allclose(restored[name], original[name], rtol=1e-9, atol=1e-12)

@@ -157,6 +157,34 @@ class GaussianFamily(base.Family):
         )
         return linear_log_likelihood(X, coef, intercept), None
 
+    def predictive_log_joint(self, estimates: xr.Dataset, X) -> np.ndarray:
+        """Exact log p(x, y = k | data) under the normal-inverse-Wishart prior.
+
+        Integrating μ_k and Σ out of N(x | μ_k, Σ) gives a multivariate Student-t with
+        ν_N − D + 1 degrees of freedom, location m_k and shape Ψ_N (κ_k + 1) / (κ_k (ν_N − D +
+        1)); π is independent of (μ, Σ) a posteriori, so its mean multiplies in.
+        """
+        if "prior_mean" not in estimates:
+            raise ValueError(
+                "posterior_predictive_proba: needs the normal-inverse-Wishart prior; these "
+                "estimates were fitted with prior=None (the MLE)."
+            )
+        X = np.asarray(X, dtype=np.float64)
+        post = _niw_parameters(estimates, posterior=True)
+        dof = post["dof"] - X.shape[1] + 1
+        joint = np.column_stack(
+            [
+                scipy_stats.multivariate_t.logpdf(
+                    X,
+                    loc=post["mean"][k],
+                    shape=post["scale"] * (kappa + 1) / (kappa * dof),
+                    df=dof,
+                )
+                for k, kappa in enumerate(post["kappa"])
+            ]
+        )
+        return joint + np.log(estimates["class_prob"].values)[None, :]
+
     # -- the exact conjugate posterior -------------------------------------------------
 
     def conjugate_draws(
