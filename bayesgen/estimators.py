@@ -1,505 +1,23 @@
-"""scikit-learn estimators holding a posterior.
+"""scikit-learn estimators holding a posterior: one class per model.
 
-``fit`` is three steps: the closed-form statistics and estimates (:mod:`bayesgen.closed_form`),
-the PyMC model on those statistics (:mod:`bayesgen.generative`), and inference
-(:mod:`bayesgen.inference`). Predictions average p(y | x) over the posterior draws.
+Each class names its model family (:mod:`bayesgen.families`), stores its parameters and sets
+its fitted attributes; fitting, prediction and saving are shared
+(:class:`bayesgen.classifier.GenerativeClassifier`).
 """
 
 from __future__ import annotations
 
-import itertools
-import warnings
-from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
-import xarray as xr
-from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.exceptions import DataConversionWarning, NotFittedError
 
 from bayesgen import closed_form as cf
-from bayesgen.families import Family, family
+from bayesgen.classifier import INFERENCE_PARAMS_DOC, GenerativeClassifier, NaiveBayesClassifier
+from bayesgen.families import family
+from bayesgen.params import InstanceOf, Options, Real
 
-_DRAW_CHUNK_ELEMENTS = 20_000_000  # parameters held in float64 at once while predicting
-#: Fewer NUTS tuning steps than this leave the mass matrix adapted at most once (PyMC adapts
-#: it in windows of about 100 steps), so fit warns; ``draws * chains`` is held against
-#: compare's ``ess_min`` the same way.
-_MIN_TUNE = 200
 
-
-# --------------------------------------------------------------------------------------------
-# Parameter validation. As in scikit-learn, __init__ only stores its arguments and fit checks
-# them: one rule per parameter (the tables below) and one validator, so that every message
-# names the parameter, what it expects and what came.
-
-
-def _is_integer(value) -> bool:
-    return isinstance(value, int | np.integer) and not isinstance(value, bool)
-
-
-def _is_real(value) -> bool:
-    return isinstance(value, int | float | np.integer | np.floating) and not isinstance(value, bool)
-
-
-@dataclass(frozen=True)
-class _Integer:
-    low: int
-    allow_none: bool = False
-
-    @property
-    def expected(self) -> str:
-        return f"an integer >= {self.low}" + (" or None" if self.allow_none else "")
-
-    def error(self, value) -> type[Exception] | None:
-        if value is None and self.allow_none:
-            return None
-        if not _is_integer(value):
-            return TypeError
-        return None if value >= self.low else ValueError
-
-
-@dataclass(frozen=True)
-class _Real:
-    """A finite number, strictly between ``low`` and ``high`` where they are given.
-
-    ``hint`` is added to the message of an out-of-range value; ``{model}`` and ``{name}`` in it
-    become the model's closed-form function and the parameter.
-    """
-
-    low: float | None = None
-    high: float | None = None
-    allow_none: bool = False
-    hint: str = ""
-
-    @property
-    def expected(self) -> str:
-        if self.low is not None and self.high is not None:
-            text = f"a number in ({self.low:g}, {self.high:g})"
-        elif self.low is not None:
-            text = f"a finite number > {self.low:g}"
-        else:
-            text = "a finite number"
-        return text + (" or None" if self.allow_none else "")
-
-    def error(self, value) -> type[Exception] | None:
-        if value is None and self.allow_none:
-            return None
-        if not _is_real(value):
-            return TypeError
-        inside = (self.low is None or value > self.low) and (self.high is None or value < self.high)
-        return None if np.isfinite(value) and inside else ValueError
-
-
-@dataclass(frozen=True)
-class _Options:
-    options: tuple[str, ...]
-
-    @property
-    def expected(self) -> str:
-        quoted = [repr(option) for option in self.options]
-        return " or ".join(quoted) if len(quoted) == 2 else "one of " + ", ".join(quoted)
-
-    def error(self, value) -> type[Exception] | None:
-        if not isinstance(value, str):
-            return TypeError
-        return None if value in self.options else ValueError
-
-
-class _Bool:
-    expected = "True or False"
-
-    def error(self, value) -> type[Exception] | None:
-        return None if isinstance(value, bool | np.bool_) else TypeError
-
-
-class _Seed:
-    # A Generator would fit but could not be saved: the model file keeps the seed as JSON so
-    # that a loaded model says how its draws were made.
-    expected = "None or an integer >= 0 (a seed the model file can store)"
-
-    def error(self, value) -> type[Exception] | None:
-        if value is None:
-            return None
-        if not _is_integer(value):
-            return TypeError
-        return None if value >= 0 else ValueError  # NumPy's seeds are non-negative
-
-
-@dataclass(frozen=True)
-class _InstanceOf:
-    cls: type
-    description: str
-
-    @property
-    def expected(self) -> str:
-        return f"None or {self.description}"
-
-    def error(self, value) -> type[Exception] | None:
-        return None if value is None or isinstance(value, self.cls) else TypeError
-
-
-_PROPER_PRIOR_HINT = (
-    "The Bayesian model needs a proper prior; for the maximum-likelihood estimate ({name}=0) "
-    "use bayesgen.closed_form.{model}(X, y, {name}=0)."
-)
-_PRIOR_CONCENTRATION = _Real(low=0, hint=_PROPER_PRIOR_HINT)
-#: Parameters of every estimator; each class adds its own in ``_parameter_rules``. The two
-#: that are about the data, ``binarize`` and ``n_categories``, are checked with it
-#: (:mod:`bayesgen.data`, :mod:`bayesgen.closed_form`), for the closed forms as well.
-_INFERENCE_RULES = {
-    "class_alpha": _PRIOR_CONCENTRATION,
-    "inference": _Options(("nuts", "conjugate")),
-    "draws": _Integer(1),
-    "tune": _Integer(0),
-    "chains": _Integer(1),
-    "cores": _Integer(1, allow_none=True),
-    "random_seed": _Seed(),
-    "nuts_sampler": _Options(("pymc", "nutpie", "numpyro", "blackjax")),
-    "target_accept": _Real(low=0, high=1),
-    "compute_map": _Bool(),
-    "prior_draws": _Integer(0),
-    # Names only, not np.float32: the model file stores parameters as JSON.
-    "dtype": _Options(("float64", "float32")),
-    "progressbar": _Bool(),
-}
-
-
-class _GenerativeClassifier(ClassifierMixin, BaseEstimator):
-    """Shared fit/predict machinery; subclasses name the model and its closed form."""
-
-    #: The model family (:mod:`bayesgen.families`): everything that makes the model itself.
-    _family: Family
-
-    # -- fitting -------------------------------------------------------------------------
-
-    def fit(self, X, y, *, feature_names=None):
-        """Fit the posterior to X and y; returns self.
-
-        Parameters
-        ----------
-        X : array-like, DataFrame or sparse matrix of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,)
-        feature_names : sequence of str, optional
-            Column names for X when it has none (e.g. a vectorizer's vocabulary for a sparse
-            bag-of-words); they become the ``feature`` coordinate and ``feature_names_in_``.
-
-        Raises
-        ------
-        TypeError, ValueError
-            For a parameter of the wrong type or value (the message names it), before any
-            data is read or any model compiled.
-
-        Warns
-        -----
-        UserWarning
-            NUTS with fewer than ``ess_min`` draws in all or fewer than 200 tuning steps.
-        DataConversionWarning
-            For a column-vector y of shape (n_samples, 1), as scikit-learn's classifiers.
-        """
-        self._validate_params()
-        _warn_column_vector(y)
-        stats = self._closed_form(X, y, feature_names=feature_names)
-        self.closed_form_ = stats
-        self.idata_ = self._infer(stats)
-        self.map_ = self._find_map(stats) if self.compute_map else None
-        self._set_fitted_attributes()
-        return self
-
-    #: The class's own parameters, beside ``_INFERENCE_RULES``.
-    _parameter_rules: ClassVar[dict] = {}
-
-    def _validate_params(self) -> None:
-        """Check every parameter against its rule (see ``_INFERENCE_RULES``)."""
-        for name, rule in {**_INFERENCE_RULES, **self._parameter_rules}.items():
-            value = getattr(self, name)
-            error = rule.error(value)
-            if error is not None:
-                hint = getattr(rule, "hint", "") if error is ValueError else ""
-                hint = hint.format(model=self._family.name, name=name)
-                raise error(f"{name}: expected {rule.expected}; got {value!r}. {hint}".rstrip())
-        if self.inference == "conjugate":
-            self._check_conjugate()
-        else:
-            self._warn_short_nuts()
-
-    def _warn_short_nuts(self) -> None:
-        from bayesgen.compare import ESS_MIN
-
-        problems = []
-        if self.draws * self.chains < ESS_MIN:
-            problems.append(
-                f"draws={self.draws} x chains={self.chains} keeps {self.draws * self.chains} "
-                f"draws, fewer than the {ESS_MIN:g} effective draws that compare() asks for"
-            )
-        if self.tune < _MIN_TUNE:
-            problems.append(
-                f"tune={self.tune} is below {_MIN_TUNE} tuning steps, too few for NUTS to "
-                "adapt its step size and mass matrix"
-            )
-        if problems:
-            warnings.warn(
-                f"NUTS: {'; '.join(problems)}. Use draws * chains >= {ESS_MIN:g} and tune >= "
-                f"{_MIN_TUNE} (the defaults: draws=1000, tune=1000, chains=2).",
-                UserWarning,
-                stacklevel=4,
-            )
-
-    def _infer(self, stats: xr.Dataset) -> xr.DataTree:
-        from bayesgen import inference
-
-        common = {
-            "draws": self.draws,
-            "chains": self.chains,
-            "random_seed": self.random_seed,
-            "prior_draws": self.prior_draws,
-            "dtype": self.dtype,
-        }
-        if self.inference == "conjugate":
-            return inference.conjugate_posterior(stats, **common)
-        return inference.sample_nuts(
-            self._build_model(stats),
-            var_names=list(self._family.parameter_dims(stats)),
-            tune=self.tune,
-            cores=self.cores,
-            nuts_sampler=self.nuts_sampler,
-            target_accept=self.target_accept,
-            progressbar=self.progressbar,
-            stats=stats,
-            **common,
-        )
-
-    def _find_map(self, stats: xr.Dataset) -> xr.Dataset:
-        """The MAP point: exact for conjugate inference, else PyMC's ``find_MAP``."""
-        from bayesgen import inference
-
-        if self.inference == "conjugate":
-            return inference.conjugate_map(stats)  # a closed form: nothing to compile
-        return self._optimise_map(stats)
-
-    def _optimise_map(self, stats: xr.Dataset) -> xr.Dataset:
-        from bayesgen import inference
-
-        # The family may optimise in better-scaled coordinates (GDA standardises its features).
-        problem, restore = self._family.map_problem(stats)
-        variables = list(self._family.parameter_dims(stats))
-        return restore(inference.find_map(self._build_model(problem), var_names=variables))
-
-    def _build_model(self, stats: xr.Dataset):
-        return self._family.pymc_model(stats, **self._model_options())
-
-    def _model_options(self) -> dict:
-        """Options of the PyMC model beyond the statistics (GDA's covariance prior)."""
-        return {}
-
-    def _check_conjugate(self) -> None:
-        """Raise when the chosen prior has no conjugate posterior."""
-
-    def _set_fitted_attributes(self) -> None:
-        stats = self.closed_form_
-        self.classes_ = stats["class"].values
-        self.n_features_in_ = stats.sizes["feature"]
-        if stats.attrs.get("feature_names_given"):
-            self.feature_names_in_ = stats["feature"].values.astype(object)
-        elif hasattr(self, "feature_names_in_"):
-            del self.feature_names_in_
-        self.class_count_ = stats["class_count"].values
-        means = self.posterior_mean()
-        self.class_log_prior_ = np.log(means["class_prob"].values)
-        self._set_point_attributes(means)
-
-    def _set_point_attributes(self, means: xr.Dataset) -> None:
-        raise NotImplementedError
-
-    # -- posterior summaries ---------------------------------------------------------------
-
-    def posterior_mean(self) -> xr.Dataset:
-        """Posterior means of every parameter (dims class, feature, ...), in float64."""
-        self._check_fitted()
-        # Accumulate in float64 without a float64 copy of (possibly gigabytes of) float32 draws.
-        return (
-            self.idata_["posterior"]
-            .to_dataset()
-            .mean(("chain", "draw"), dtype="float64", skipna=False)
-        )
-
-    # -- prediction --------------------------------------------------------------------------
-
-    def predict_proba_draws(self, X) -> xr.DataArray:
-        """p(y = k | x) for every posterior draw.
-
-        Returns
-        -------
-        xarray.DataArray of dims (chain, draw, obs, class)
-        """
-        self._check_fitted()
-        self._check_n_features(X)
-        X = cf.prediction_features(self.closed_form_, X)
-        posterior = self.idata_["posterior"].to_dataset()
-        n_chains, n_draws = posterior.sizes["chain"], posterior.sizes["draw"]
-        per_draw = sum(variable[0, 0].size for variable in posterior.data_vars.values())
-        step = max(1, _DRAW_CHUNK_ELEMENTS // per_draw)
-        proba = np.empty((n_chains, n_draws, X.shape[0], len(self.classes_)))
-        # Slices of one chain at a time: no stacked copy of the whole posterior, which for a
-        # 20-class x 50,000-word model would be gigabytes.
-        for chain, start in itertools.product(range(n_chains), range(0, n_draws, step)):
-            chunk = posterior.isel(chain=chain, draw=slice(start, start + step))
-            joint = self._draw_log_likelihood(X, chunk.transpose("draw", ...))
-            proba[chain, start : start + step] = cf.normalize_log_proba(joint)
-        return xr.DataArray(
-            proba,
-            dims=("chain", "draw", "obs", "class"),
-            coords={
-                "chain": posterior["chain"].values,
-                "draw": posterior["draw"].values,
-                "obs": np.arange(X.shape[0]),
-                "class": self.classes_,
-            },
-            name="proba",
-        )
-
-    def _draw_log_likelihood(self, X, draws: xr.Dataset) -> np.ndarray:
-        return self._family.draw_log_joint(self.closed_form_, X, draws)
-
-    def predict_proba(self, X) -> np.ndarray:
-        """Posterior mean of p(y = k | x), shape (n_samples, n_classes)."""
-        return self.predict_proba_draws(X).mean(("chain", "draw")).values
-
-    def predict_proba_interval(self, X, prob: float = 0.94) -> tuple[np.ndarray, np.ndarray]:
-        """Equal-tailed credible interval of p(y = k | x) over the posterior.
-
-        Returns
-        -------
-        lower, upper : ndarray of shape (n_samples, n_classes)
-        """
-        if not 0 < prob < 1:
-            raise ValueError(f"prob: expected a probability in (0, 1); got {prob}.")
-        draws = self.predict_proba_draws(X).stack(sample=("chain", "draw"))
-        tail = (1 - prob) / 2
-        bounds = draws.quantile([tail, 1 - tail], dim="sample")
-        return bounds.isel(quantile=0).values, bounds.isel(quantile=1).values
-
-    def predict(self, X) -> np.ndarray:
-        """The class with the highest posterior-mean probability."""
-        self._check_fitted()  # before classes_ is read, so unfitted raises NotFittedError
-        return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
-
-    def predict_log_proba(self, X) -> np.ndarray:
-        """Log of :meth:`predict_proba`."""
-        with np.errstate(divide="ignore"):
-            return np.log(self.predict_proba(X))
-
-    # -- persistence -------------------------------------------------------------------------
-
-    def save(self, path) -> None:
-        """Write the fitted model to one NetCDF file (see :func:`bayesgen.io.save`)."""
-        from bayesgen import io
-
-        io.save(self, path)
-
-    def _check_n_features(self, X) -> None:
-        # scikit-learn's words, naming the class, which its estimator checks look for; the
-        # data checks behind this compare the feature names.
-        n_columns = _n_columns(X)
-        if n_columns is not None and n_columns != self.n_features_in_:
-            raise ValueError(
-                f"X has {n_columns} features, but {type(self).__name__} is expecting "
-                f"{self.n_features_in_} features as input. Pass the same columns (or the same "
-                "vectorizer) as at fit."
-            )
-
-    def _check_fitted(self) -> None:
-        if not hasattr(self, "idata_"):
-            raise NotFittedError(
-                f"This {type(self).__name__} is not fitted yet; call fit(X, y) first."
-            )
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True  # GDA densifies (its scatter matrix is dense anyway)
-        tags.non_deterministic = self.random_seed is None
-        return tags
-
-
-class _NaiveBayes(_GenerativeClassifier):
-    _parameter_rules: ClassVar[dict] = {"alpha": _PRIOR_CONCENTRATION}
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        # As scikit-learn's naive Bayes: the independence assumption costs accuracy on the
-        # correlated features of its generic test data.
-        tags.classifier_tags.poor_score = True
-        return tags
-
-    def posterior_predictive_proba(self, X) -> np.ndarray:
-        """Exact Bayesian posterior predictive p(y | x, data), parameters integrated out.
-
-        Dirichlet-multinomial for the multinomial model; for Bernoulli and categorical models
-        it equals the add-λ plug-in (see
-        :func:`bayesgen.closed_form.posterior_predictive_proba`). Differs from
-        :meth:`predict_proba`, which averages the plug-in p(y | x, θ) over posterior draws.
-        """
-        self._check_fitted()
-        self._check_n_features(X)
-        return cf.posterior_predictive_proba(self.closed_form_, X)
-
-    def _set_point_attributes(self, means: xr.Dataset) -> None:
-        self.feature_count_ = self.closed_form_["feature_count"].values
-        with np.errstate(divide="ignore"):
-            self.feature_log_prob_ = np.log(means["feature_prob"].values)
-
-
-def _shape(data) -> tuple[int, ...] | None:
-    """Shape of an array, DataFrame, sparse matrix or nested list; None where it has none."""
-    try:
-        return tuple(data.shape) if hasattr(data, "shape") else np.shape(data)
-    except (TypeError, ValueError):  # ragged lists: the data checks report them
-        return None
-
-
-def _n_columns(X) -> int | None:
-    shape = _shape(X)
-    return shape[1] if shape is not None and len(shape) == 2 else None
-
-
-def _warn_column_vector(y) -> None:
-    shape = _shape(y)
-    if shape is not None and len(shape) == 2 and shape[1] == 1:
-        # scikit-learn's words, which its estimator checks look for.
-        warnings.warn(
-            "A column-vector y was passed when a 1d array was expected. Please change the "
-            "shape of y to (n_samples,), for example using ravel().",
-            DataConversionWarning,
-            stacklevel=3,
-        )
-
-
-_INFERENCE_PARAMS = """
-    inference : {"nuts", "conjugate"}, default "nuts"
-        "nuts": PyMC's NUTS on the model of :mod:`bayesgen.generative`. "conjugate": exact
-        independent draws from the conjugate posterior (fast; no compilation).
-    draws, tune : int, default 1000
-        Posterior draws and tuning steps per chain (``tune`` is ignored by "conjugate").
-    chains : int, default 2
-    cores : int, optional
-        Parallel chains for NUTS; default one per chain up to the number of CPUs.
-    random_seed : int, optional
-    nuts_sampler : str, default "pymc"
-        NUTS implementation ("pymc", "nutpie", "numpyro", "blackjax").
-    target_accept : float, default 0.9
-    compute_map : bool, default True
-        Also compute the MAP point (stored as ``map_``): exactly from the closed form with
-        ``inference="conjugate"`` (nothing compiles), with PyMC's ``find_MAP`` otherwise
-        (GDA on standardised features); ``map_.attrs`` records the method and whether the
-        optimiser converged.
-    prior_draws : int, default 500
-        Draws from the prior (the ``prior`` group, for prior-vs-posterior plots).
-    dtype : {"float64", "float32"}, default "float64"
-        Storage of the draws; "float32" halves memory for large vocabularies.
-    progressbar : bool, default False
-"""
-
-
-class MultinomialNB(_NaiveBayes):
+class MultinomialNB(NaiveBayesClassifier):
     __doc__ = (
         """Bayesian multinomial (bag-of-words) naive Bayes.
 
@@ -513,7 +31,7 @@ class MultinomialNB(_NaiveBayes):
         Dirichlet concentration λ > 0 of the word probabilities.
     class_alpha : float, default 1.0
         Dirichlet concentration of the class probabilities."""
-        + _INFERENCE_PARAMS
+        + INFERENCE_PARAMS_DOC
         + """
     Attributes
     ----------
@@ -585,7 +103,7 @@ class MultinomialNB(_NaiveBayes):
         )
 
 
-class BernoulliNB(_NaiveBayes):
+class BernoulliNB(NaiveBayesClassifier):
     __doc__ = (
         """Bayesian multivariate Bernoulli (set-of-words) naive Bayes.
 
@@ -599,7 +117,7 @@ class BernoulliNB(_NaiveBayes):
     class_alpha : float, default 1.0
     binarize : float or None, default None
         Threshold mapping X to 0/1; None requires 0/1 input."""
-        + _INFERENCE_PARAMS
+        + INFERENCE_PARAMS_DOC
         + """
     Notes
     -----
@@ -655,7 +173,7 @@ class BernoulliNB(_NaiveBayes):
         )
 
 
-class CategoricalNB(_NaiveBayes):
+class CategoricalNB(NaiveBayesClassifier):
     __doc__ = (
         """Bayesian categorical naive Bayes for integer-coded categorical features.
 
@@ -668,7 +186,7 @@ class CategoricalNB(_NaiveBayes):
     class_alpha : float, default 1.0
     n_categories : int or array-like, optional
         K_n per feature; default max code + 1."""
-        + _INFERENCE_PARAMS
+        + INFERENCE_PARAMS_DOC
         + """
     Attributes
     ----------
@@ -739,7 +257,7 @@ class CategoricalNB(_NaiveBayes):
         ]
 
 
-class GaussianDiscriminantAnalysis(_GenerativeClassifier):
+class GaussianDiscriminantAnalysis(GenerativeClassifier):
     __doc__ = (
         """Bayesian Gaussian discriminant analysis: x | y = k ~ N(μ_k, Σ), one shared Σ.
 
@@ -757,7 +275,7 @@ class GaussianDiscriminantAnalysis(_GenerativeClassifier):
         Hyperparameters (m₀, κ₀, ν₀, Ψ₀); default :class:`NormalInverseWishart()`, weak and
         centred on the data (see its docstring). Also sets the scales of the LKJ prior.
     lkj_eta : float, default 2.0"""
-        + _INFERENCE_PARAMS
+        + INFERENCE_PARAMS_DOC
         + """
     Attributes
     ----------
@@ -771,9 +289,9 @@ class GaussianDiscriminantAnalysis(_GenerativeClassifier):
 
     _family = family("gda")
     _parameter_rules: ClassVar[dict] = {
-        "cov_prior": _Options(("conjugate", "lkj")),
-        "prior": _InstanceOf(cf.NormalInverseWishart, "a bayesgen.NormalInverseWishart"),
-        "lkj_eta": _Real(low=0),
+        "cov_prior": Options(("conjugate", "lkj")),
+        "prior": InstanceOf(cf.NormalInverseWishart, "a bayesgen.NormalInverseWishart"),
+        "lkj_eta": Real(low=0),
     }
 
     def __init__(

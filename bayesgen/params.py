@@ -1,0 +1,145 @@
+"""Estimator parameters: one rule per parameter and one checker, scikit-learn style.
+
+As in scikit-learn, ``__init__`` only stores its arguments and ``fit`` checks them, so that
+every message names the parameter, what it expects and what came. The estimators list their
+rules (:data:`INFERENCE_RULES` for the parameters they share, their own beside it); the two
+parameters that are about the data, ``binarize`` and ``n_categories``, are checked with the
+data (:mod:`bayesgen.data` and the families), for the closed forms as well.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+def is_integer(value) -> bool:
+    return isinstance(value, int | np.integer) and not isinstance(value, bool)
+
+
+def is_real(value) -> bool:
+    return isinstance(value, int | float | np.integer | np.floating) and not isinstance(value, bool)
+
+
+@dataclass(frozen=True)
+class Integer:
+    low: int
+    allow_none: bool = False
+
+    @property
+    def expected(self) -> str:
+        return f"an integer >= {self.low}" + (" or None" if self.allow_none else "")
+
+    def error(self, value) -> type[Exception] | None:
+        if value is None and self.allow_none:
+            return None
+        if not is_integer(value):
+            return TypeError
+        return None if value >= self.low else ValueError
+
+
+@dataclass(frozen=True)
+class Real:
+    """A finite number, strictly between ``low`` and ``high`` where they are given.
+
+    ``hint`` is added to the message of an out-of-range value; ``{model}`` and ``{name}`` in it
+    become the model's closed-form function and the parameter.
+    """
+
+    low: float | None = None
+    high: float | None = None
+    allow_none: bool = False
+    hint: str = ""
+
+    @property
+    def expected(self) -> str:
+        if self.low is not None and self.high is not None:
+            text = f"a number in ({self.low:g}, {self.high:g})"
+        elif self.low is not None:
+            text = f"a finite number > {self.low:g}"
+        else:
+            text = "a finite number"
+        return text + (" or None" if self.allow_none else "")
+
+    def error(self, value) -> type[Exception] | None:
+        if value is None and self.allow_none:
+            return None
+        if not is_real(value):
+            return TypeError
+        inside = (self.low is None or value > self.low) and (self.high is None or value < self.high)
+        return None if np.isfinite(value) and inside else ValueError
+
+
+@dataclass(frozen=True)
+class Options:
+    options: tuple[str, ...]
+
+    @property
+    def expected(self) -> str:
+        quoted = [repr(option) for option in self.options]
+        return " or ".join(quoted) if len(quoted) == 2 else "one of " + ", ".join(quoted)
+
+    def error(self, value) -> type[Exception] | None:
+        if not isinstance(value, str):
+            return TypeError
+        return None if value in self.options else ValueError
+
+
+class Bool:
+    expected = "True or False"
+
+    def error(self, value) -> type[Exception] | None:
+        return None if isinstance(value, bool | np.bool_) else TypeError
+
+
+class Seed:
+    # A Generator would fit but could not be saved: the model file keeps the seed as JSON so
+    # that a loaded model says how its draws were made.
+    expected = "None or an integer >= 0 (a seed the model file can store)"
+
+    def error(self, value) -> type[Exception] | None:
+        if value is None:
+            return None
+        if not is_integer(value):
+            return TypeError
+        return None if value >= 0 else ValueError  # NumPy's seeds are non-negative
+
+
+@dataclass(frozen=True)
+class InstanceOf:
+    cls: type
+    description: str
+
+    @property
+    def expected(self) -> str:
+        return f"None or {self.description}"
+
+    def error(self, value) -> type[Exception] | None:
+        return None if value is None or isinstance(value, self.cls) else TypeError
+
+
+PROPER_PRIOR_HINT = (
+    "The Bayesian model needs a proper prior; for the maximum-likelihood estimate ({name}=0) "
+    "use bayesgen.closed_form.{model}(X, y, {name}=0)."
+)
+PRIOR_CONCENTRATION = Real(low=0, hint=PROPER_PRIOR_HINT)
+#: Parameters of every estimator; each class adds its own in ``_parameter_rules``. The two
+#: that are about the data, ``binarize`` and ``n_categories``, are checked with it
+#: (:mod:`bayesgen.data`, :mod:`bayesgen.closed_form`), for the closed forms as well.
+INFERENCE_RULES = {
+    "class_alpha": PRIOR_CONCENTRATION,
+    "inference": Options(("nuts", "conjugate")),
+    "draws": Integer(1),
+    "tune": Integer(0),
+    "chains": Integer(1),
+    "cores": Integer(1, allow_none=True),
+    "random_seed": Seed(),
+    "nuts_sampler": Options(("pymc", "nutpie", "numpyro", "blackjax")),
+    "target_accept": Real(low=0, high=1),
+    "compute_map": Bool(),
+    "prior_draws": Integer(0),
+    # Names only, not np.float32: the model file stores parameters as JSON.
+    "dtype": Options(("float64", "float32")),
+    "progressbar": Bool(),
+}
