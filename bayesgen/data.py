@@ -16,6 +16,9 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
+from bayesgen.labels import check_labels, check_no_nul
+from bayesgen.text import vectorize_text as vectorize_text  # re-exported: its old home
+
 FeatureKind = Literal["real", "count", "binary", "categorical"]
 
 _KIND_DESCRIPTION = {
@@ -100,147 +103,6 @@ def check_training_data(
     return TrainingData(X, y, classes, names, names_given)
 
 
-def check_labels(y) -> tuple[np.ndarray, np.ndarray]:
-    """Validate class labels and encode them as integer codes.
-
-    Labels must be all integers (or integer-valued floats), all strings or all booleans. A
-    column vector of shape (n_samples, 1) is accepted as it is; warning about it (as
-    scikit-learn's ``DataConversionWarning``) is left to the caller.
-
-    Returns
-    -------
-    codes : ndarray of int64, shape (n_samples,)
-    classes : ndarray of shape (n_classes,)
-        The sorted distinct labels.
-
-    Raises
-    ------
-    ValueError, TypeError
-        For missing labels, a mix of label types, bytes, NUL characters, continuous values,
-        more than one column, or fewer than two classes.
-    """
-    if y is None:
-        # ValueError with scikit-learn's words, which its estimator checks look for.
-        raise ValueError(
-            "y: expected class labels (array, Series or list); got None (a classifier "
-            "requires y to be passed, but the target y is None)."
-        )
-    if isinstance(y, pd.Series | pd.Index | pd.DataFrame):
-        values = y.to_numpy()
-    elif isinstance(y, np.ndarray):
-        values = y
-    else:
-        # Not np.asarray(y): it would turn [1, "1"] into two equal strings, and "x\0" into "x".
-        try:
-            values = np.asarray(y, dtype=object)
-        except ValueError as error:  # ragged nested lists
-            raise ValueError(f"y: expected a 1-D sequence of class labels; got {error}") from None
-    if values.ndim == 2 and values.shape[1] == 1:
-        values = values.ravel()
-    if values.ndim == 0:
-        raise ValueError(
-            f"y: expected a 1-D array of class labels; got a single {type(y).__name__} value."
-        )
-    if values.ndim != 1:
-        detail = " (multi-output targets are not supported)" if values.ndim == 2 else ""
-        raise ValueError(
-            f"y: expected a 1-D array of class labels{detail}; got shape {values.shape}."
-        )
-    if values.size == 0:
-        raise ValueError("y: expected at least one label per sample; got an empty y.")
-    if values.dtype.kind == "O":
-        values = _object_labels(values)
-    if values.dtype.kind == "f":
-        values = _float_labels(values)
-    if values.dtype.kind == "S":
-        raise TypeError(
-            f"y: expected integer or string labels; got bytes (dtype {values.dtype}). Decode "
-            "them first, e.g. y.astype(str)."
-        )
-    if values.dtype.kind == "U":
-        _check_no_nul(values, "y", "labels")
-    if values.dtype.kind not in "biuU":
-        raise TypeError(
-            f"y: expected integer or string labels; got dtype {values.dtype}"
-            + (" (Unknown label type)." if values.dtype.kind == "c" else ".")
-        )
-    classes, codes = np.unique(values, return_inverse=True)
-    if classes.size < 2:
-        raise ValueError(
-            f"y: a classifier needs at least two classes; got only one class {classes[0].item()!r}."
-        )
-    return codes.astype(np.int64), classes
-
-
-def _object_labels(values: np.ndarray) -> np.ndarray:
-    """Labels of an object array as a typed array, refusing anything that would merge classes."""
-    missing = np.flatnonzero(pd.isna(values))
-    if missing.size:
-        raise _missing_labels(missing)
-    kinds = {type(v) for v in values}
-    if all(issubclass(k, str) for k in kinds):
-        _check_no_nul(values, "y", "labels")
-        return values.astype(str)
-    if all(issubclass(k, bool | np.bool_) for k in kinds):
-        return values.astype(bool)
-    # bool is an int subclass: True and 1 would silently become one class.
-    numeric = not any(issubclass(k, bool | np.bool_) for k in kinds) and all(
-        issubclass(k, numbers.Real) for k in kinds
-    )
-    if numeric and all(issubclass(k, numbers.Integral) for k in kinds):
-        try:
-            return values.astype(np.int64)
-        except OverflowError:
-            raise ValueError(
-                "y: expected integer labels that fit in 64 bits; got larger integers."
-            ) from None
-    if numeric:
-        return values.astype(np.float64)
-    if all(issubclass(k, bytes) for k in kinds):
-        raise TypeError(
-            "y: expected integer or string labels; got bytes. Decode them first, e.g. "
-            "[label.decode() for label in y]."
-        )
-    names = sorted({k.__name__ for k in kinds})
-    got = f"a mix of {names}" if len(names) > 1 else f"labels of type {names[0]}"
-    raise TypeError(f"y: expected labels that are all integers or all strings; got {got}.")
-
-
-def _float_labels(values: np.ndarray) -> np.ndarray:
-    """Integer-valued float labels as int64; NaN is a missing label, anything else continuous."""
-    missing = np.flatnonzero(np.isnan(values))
-    if missing.size:
-        raise _missing_labels(missing)
-    integral = np.isfinite(values) & (values == np.round(values)) & (np.abs(values) < 2.0**63)
-    if not np.all(integral):
-        bad = values[~integral][:3].tolist()
-        raise ValueError(
-            "y: expected class labels (integers or strings); got non-integer floats "
-            f"(continuous values such as {bad}). For regression targets use a regression model."
-        )
-    return values.astype(np.int64)
-
-
-def _missing_labels(positions: np.ndarray) -> ValueError:
-    shown = positions[:10].tolist()
-    more = f" and {positions.size - 10} more" if positions.size > 10 else ""
-    return ValueError(
-        f"y: missing labels (None/NaN) at positions {shown}{more}. Drop those samples or give "
-        "them a label."
-    )
-
-
-def _check_no_nul(values, name: str, what: str) -> None:
-    """Refuse the NUL character: NumPy strings and saved files drop trailing NULs, so "x\\0"
-    would silently become "x" (and merge with it)."""
-    for position, value in enumerate(values):
-        if "\0" in value:
-            raise ValueError(
-                f"{name}: {what} must not contain the NUL character '\\0'; got {str(value)!r} at "
-                f"position {position}."
-            )
-
-
 def check_feature_names(feature_names, n_features: int) -> np.ndarray:
     """Validate user-given feature names: ``n_features`` distinct strings without NUL.
 
@@ -268,7 +130,7 @@ def check_feature_names(feature_names, n_features: int) -> np.ndarray:
                 f"feature_names: expected strings; got {type(name).__name__} {name!r} at "
                 f"position {position}."
             )
-    _check_no_nul(names, "feature_names", "names")
+    check_no_nul(names, "feature_names", "names")
     _check_distinct(names, "feature_names", "names")
     return np.asarray(names, dtype=str)
 
@@ -324,7 +186,7 @@ def check_features(
                 "categories)."
             )
         columns = [str(c) for c in X.columns]
-        _check_no_nul(columns, name, "column names")
+        check_no_nul(columns, name, "column names")
         _check_distinct(columns, name, "column names")
         names = np.asarray(columns, dtype=str)
         # A new array: nullable columns' <NA> become NaN (refused below as missing values).
@@ -578,57 +440,3 @@ def _binarize(X, threshold: float, *, name: str):
         X.eliminate_zeros()
         return X
     return (X > threshold).astype(np.float64)
-
-
-def _identity_analyzer(tokens: Sequence[str]) -> Sequence[str]:
-    return tokens
-
-
-def vectorize_text(
-    documents: Sequence[str] | Sequence[Sequence[str]],
-    *,
-    binary: bool = False,
-    **count_vectorizer_options,
-):
-    """Turn raw texts or token lists into a sparse document-term matrix.
-
-    Uses scikit-learn's ``CountVectorizer``: ``binary=False`` gives the bag-of-words counts of
-    the multinomial event model, ``binary=True`` the set-of-words 0/1 matrix of the
-    multivariate Bernoulli model.
-
-    Parameters
-    ----------
-    documents : sequence of str, or sequence of token sequences
-        Raw texts (tokenized by ``CountVectorizer``) or documents already split into tokens,
-        which are used as they are (no lower-casing).
-    binary : bool, default False
-        Record presence (1) instead of counts.
-    **count_vectorizer_options
-        Passed to ``CountVectorizer`` (``min_df``, ``stop_words``, ``vocabulary``, ...).
-
-    Returns
-    -------
-    X : scipy.sparse.csr_array of shape (n_documents, n_words)
-    vectorizer : sklearn.feature_extraction.text.CountVectorizer
-        The fitted vectorizer; ``vectorizer.get_feature_names_out()`` is the vocabulary, and
-        ``vectorizer.transform`` maps new documents onto it.
-
-    Examples
-    --------
-    >>> X, vec = vectorize_text([["my", "dog"], ["stupid", "dog"]], binary=True)
-    >>> vec.get_feature_names_out().tolist()
-    ['dog', 'my', 'stupid']
-    """
-    from sklearn.feature_extraction.text import CountVectorizer
-
-    documents = list(documents)
-    if not documents:
-        raise ValueError("documents: expected at least one document; got none.")
-    tokenized = not isinstance(documents[0], str)
-    if tokenized and any(isinstance(d, str) for d in documents):
-        raise TypeError("documents: expected all raw strings or all token lists; got a mix.")
-    if tokenized:
-        count_vectorizer_options.setdefault("analyzer", _identity_analyzer)
-    vectorizer = CountVectorizer(binary=binary, **count_vectorizer_options)
-    X = vectorizer.fit_transform(documents)
-    return sp.csr_array(X, dtype=np.float64), vectorizer
