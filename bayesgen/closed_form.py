@@ -29,7 +29,15 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 import xarray as xr
-from scipy.special import logsumexp
+
+from bayesgen.likelihood import (  # re-exported: closed_form is where users found them
+    bernoulli_log_likelihood as bernoulli_log_likelihood,
+)
+from bayesgen.likelihood import categorical_log_likelihood as categorical_log_likelihood
+from bayesgen.likelihood import linear_in_x as linear_in_x
+from bayesgen.likelihood import linear_log_likelihood as linear_log_likelihood
+from bayesgen.likelihood import multinomial_log_likelihood as multinomial_log_likelihood
+from bayesgen.likelihood import normalize_log_proba as normalize_log_proba
 
 
 class BoundaryModeError(ValueError):
@@ -482,71 +490,6 @@ def log_prob_terms(count, total, alpha: float, n_outcomes) -> tuple[np.ndarray, 
             np.where(count > 0, np.log(count / total), -np.log(total)),
         )
     return order, finite
-
-
-def multinomial_log_likelihood(X, log_class_prob, log_feature_prob) -> np.ndarray:
-    """Joint log-likelihood log p(x, y = k) up to a constant, shape (..., n_samples, n_classes).
-
-    The multinomial coefficient of each document is the same for every class and is dropped.
-    """
-    return linear_in_x(X, log_feature_prob) + log_class_prob[..., None, :]
-
-
-def bernoulli_log_likelihood(X, log_class_prob, log_feature_prob, log1m_feature_prob):
-    """Σ_j [x_j log φ_jk + (1 - x_j) log(1 - φ_jk)] + log π_k; absent features count too."""
-    presence = linear_in_x(X, log_feature_prob - log1m_feature_prob)
-    return presence + (log1m_feature_prob.sum(axis=-1) + log_class_prob)[..., None, :]
-
-
-def categorical_log_likelihood(codes, log_class_prob, log_feature_prob) -> np.ndarray:
-    """Σ_n log P(x_n | y = k) + log π_k with ``log_feature_prob`` of shape (..., K, F, C)."""
-    codes = np.asarray(codes.toarray() if sp.issparse(codes) else codes, dtype=np.int64)
-    features = np.arange(codes.shape[1])
-    picked = log_feature_prob[..., :, features, codes]  # (..., K, n, F)
-    return np.moveaxis(picked.sum(axis=-1), -1, -2) + log_class_prob[..., None, :]
-
-
-def linear_log_likelihood(X, coef, intercept) -> np.ndarray:
-    """x·w_k + b_k: GDA's log p(x, y = k) up to the class-independent quadratic term."""
-    return linear_in_x(X, coef) + intercept[..., None, :]
-
-
-def linear_in_x(X, weights) -> np.ndarray:
-    """X @ weightsᵀ for weights of shape (..., K, F), returning (..., n, K); X may be sparse."""
-    batch, (n_classes, n_features) = weights.shape[:-2], weights.shape[-2:]
-    flat = weights.reshape(-1, n_features)
-    # Huge X may overflow here; normalize_log_proba then names the row instead of a warning.
-    with np.errstate(over="ignore", invalid="ignore"):
-        product = np.asarray(X @ flat.T)  # (n, B*K); sparse X touches only its non-zeros
-    product = product.reshape(X.shape[0], -1, n_classes)
-    return np.moveaxis(product, 0, -2).reshape(*batch, X.shape[0], n_classes)
-
-
-def normalize_log_proba(joint: np.ndarray, order: np.ndarray | None = None) -> np.ndarray:
-    """Softmax over the last axis, in log space; with ``order``, lexicographic (see
-    :func:`log_prob_terms`): only classes of the smallest order keep probability."""
-    if order is not None:
-        lowest = order.min(axis=-1, keepdims=True)
-        joint = np.where(np.isclose(order, lowest, rtol=0, atol=1e-9), joint, -np.inf)
-    _check_finite_joint(joint)
-    return np.exp(joint - logsumexp(joint, axis=-1, keepdims=True))
-
-
-def _check_finite_joint(joint: np.ndarray) -> None:
-    """Refuse rows whose best class has no finite log-likelihood (NaN, +inf or all -inf).
-
-    Valid inputs always leave one finite class; huge values of X (say 1e308 counts times a log
-    probability) overflow instead, and the softmax would turn them into NaN probabilities.
-    """
-    best = joint.max(axis=-1)  # NaN propagates
-    bad = ~np.isfinite(best)
-    if np.any(bad):
-        row = int(np.argwhere(bad)[0][-1])
-        raise ValueError(
-            f"X: row {row} makes the log-likelihood overflow to NaN or infinity: its values "
-            "are too large for float64 arithmetic. Rescale X or check that row for corrupt "
-            "values."
-        )
 
 
 def joint_log_likelihood(estimates: xr.Dataset, X) -> tuple[np.ndarray, np.ndarray | None]:
