@@ -22,7 +22,7 @@ _LAZY = {
     "predictive_probabilities": "bayesgen.predictions",
     "lambda_sweep": "bayesgen.sweep",
     "plot_lambda_sweep": "bayesgen.sweep",
-    "report": "bayesgen.report",
+    "report": "bayesgen.reporting",
 }
 
 __all__ = ["__version__", *_LAZY]

@@ -320,7 +320,7 @@ def _run_compare(args: argparse.Namespace) -> int:
 
 def _run_report(args: argparse.Namespace) -> int:
     from bayesgen import io
-    from bayesgen.report import report
+    from bayesgen.reporting import report
 
     out_dir = Path(args.output_dir or Path("reports") / Path(args.model_file).stem)
     io.check_output_path(out_dir, argument="--output-dir", folder=True)

@@ -200,7 +200,7 @@ def fit_compare_report(job: Job, args: argparse.Namespace) -> dict:
         "saved": str(model_path),
     }
     if not args.no_reports:
-        from bayesgen.report import report
+        from bayesgen.reporting import report
 
         index = report(
             job.estimator, Path(args.reports_dir) / job.name, X_test=job.X_test, y_test=job.y_test

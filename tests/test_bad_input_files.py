@@ -701,7 +701,8 @@ def test_untampered_copy_loads(good_model, tmp_path):
 @pytest.fixture
 def quick_report(monkeypatch):
     """Reports with two plots only (the file handling is under test, not the plots)."""
-    from bayesgen import plots, report
+    from bayesgen import plots
+    from bayesgen import reporting as report
 
     full_plan = report._plan
 

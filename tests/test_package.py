@@ -5,8 +5,8 @@ import sys
 
 CHECK = """
 import bayesgen
-import bayesgen.report, bayesgen.compare   # binds the modules to the package attributes
-import bayesgen.report as report_module
+import bayesgen.reporting, bayesgen.compare   # binds the modules to the package attributes
+import bayesgen.reporting as report_module
 import bayesgen.compare as compare_module
 calls = []
 report_module.report = lambda *a, **k: calls.append(("report", a, k)) or "index.html"

@@ -1,4 +1,4 @@
-"""Plots (bayesgen.plots) and the HTML report (bayesgen.report)."""
+"""Plots (bayesgen.plots) and the HTML report (bayesgen.reporting)."""
 
 import html
 import shutil
@@ -13,7 +13,8 @@ from matplotlib.figure import Figure
 
 from bayesgen import GaussianDiscriminantAnalysis, MultinomialNB, plots
 from bayesgen import closed_form as cf
-from bayesgen.report import report
+from bayesgen.plots_selection import mpl_text
+from bayesgen.reporting import report
 
 SCRIPT = "<script>alert(1)</script>"
 CLASSES = ["ham", "<i>spam</i>"]
@@ -99,7 +100,7 @@ def test_selected_features_are_the_most_probable_by_the_closed_form(mnb):
 
 
 def test_dollar_signs_are_escaped_for_matplotlib():
-    assert plots._mpl_text("$5 $10") == r"\$5 \$10"
+    assert mpl_text("$5 $10") == r"\$5 \$10"
 
 
 # -- MCMC diagnostics -----------------------------------------------------------------------
@@ -110,7 +111,7 @@ def test_plot_trace_shows_class_prob_and_the_selected_features(mnb):
     assert isinstance(pc, PlotCollection)
     panels = pc.viz["plot"]
     assert set(panels.data_vars) == {"class_prob", "feature_prob"}
-    shown = [plots._mpl_text(f) for f in plots.selected_features(mnb, max_features=2)]
+    shown = [mpl_text(f) for f in plots.selected_features(mnb, max_features=2)]
     assert panels["feature_prob"]["feature"].values.tolist() == shown
 
 
@@ -238,6 +239,45 @@ def test_gda_plots_refuse_naive_bayes(mnb, text_data):
         plots.plot_mu_pair(mnb)
     with pytest.raises(ValueError, match="GaussianDiscriminantAnalysis"):
         plots.plot_decision_boundary(mnb, text_data[2], text_data[3])
+
+
+def test_gda_reference_line_is_the_closed_form_posterior_mean(gda):
+    pc = plots.plot_posterior_vs_closed_form(gda, var_names=["mu"], max_features=1)
+    legend = [t.get_text() for t in _figure(pc).legends[0].get_texts()]
+    assert legend == ["closed form", "MLE"]  # GDA has no λ: no "add-λ" line
+    (feature,) = plots.selected_features(gda, max_features=1)
+    lines = pc.viz["closed form"]["mu"]
+    for c in range(len(gda.classes_)):
+        x = lines.isel({"class": c}).item().get_xdata()[0]
+        expected = gda.closed_form_["mu"].sel(feature=feature).values[c]
+        assert x == pytest.approx(expected, rel=1e-12)
+
+
+def test_plots_take_their_labels_and_ranking_from_the_model_family(mnb, monkeypatch):
+    from bayesgen.families import FAMILIES
+    from bayesgen.families.multinomial import MultinomialFamily
+
+    class Renamed(MultinomialFamily):
+        mean_label = "smoothed"
+        top_parameter_label = "θ of the test"
+
+        def ranked_probabilities(self, estimates):
+            return -estimates["feature_prob"].values  # the least probable first
+
+    monkeypatch.setitem(FAMILIES, "multinomial_nb", Renamed())
+    pc = plots.plot_posterior_vs_closed_form(mnb, max_features=1)
+    assert [t.get_text() for t in _figure(pc).legends[0].get_texts()] == ["smoothed", "MLE"]
+    least = mnb.closed_form_["feature_prob"].min("class").to_series().idxmin()
+    assert plots.selected_features(mnb, max_features=1) == [least]
+    figure = plots.plot_top_features(mnb, k=2)
+    assert {ax.get_xlabel() for ax in figure.axes} == {"θ of the test"}
+
+
+def test_report_captions_of_gda_name_its_variables(gda, tmp_path):
+    text = report(gda, tmp_path, max_features=1).read_text(encoding="utf-8")
+    assert "for class_prob and μ of 1 features" in text
+    assert "the closed-form posterior mean (black dashed)" in text
+    assert "The 10 discriminant weights θ of each class" in text
 
 
 # -- held-out data -------------------------------------------------------------------------------

@@ -15,6 +15,7 @@ imports PyMC when it is called, so the closed forms stay importable without PyMC
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
@@ -23,10 +24,44 @@ import xarray as xr
 from bayesgen.data import FeatureKind, check_prediction_features
 
 if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
+
     import pymc as pm
 
 #: (dims, values) of one variable, as ``xarray.Dataset`` takes it.
 Variable = tuple[tuple[str, ...], np.ndarray]
+
+
+@dataclass(frozen=True)
+class TopParameters:
+    """What :meth:`Family.top_parameters` returns.
+
+    Attributes
+    ----------
+    draws : xarray.DataArray
+        Posterior draws with dims ``chain, draw, class, feature`` (``, category`` for
+        categorical cells): one panel per class.
+    scores : numpy.ndarray
+        The ranking, shape (class, feature[, category]): each panel shows the largest;
+        non-finite scores are never shown.
+    panel_title : str
+        A ``str.format`` template for a panel's title, given the class label
+        (``"class {}"``).
+    """
+
+    draws: xr.DataArray
+    scores: np.ndarray
+    panel_title: str = "class {}"
+
+
+@dataclass(frozen=True)
+class ReportSection:
+    """One plot of the HTML report: its PNG's file name (None when the plot is skipped) and
+    a one-line caption (or the reason for skipping it)."""
+
+    title: str
+    caption: str
+    file: str | None = None
 
 
 class Family:
@@ -48,6 +83,20 @@ class Family:
         The sufficient statistics stored as ``constant_data`` and in model files.
     smoothing : bool
         Whether the model has a λ (``alpha``) besides ``class_alpha``.
+    plot_variables : tuple of str
+        The posterior variables the diagnostic plots (:mod:`bayesgen.plots`) and the report
+        (:mod:`bayesgen.reporting`) show by default.
+    variable_symbols : dict of str to str
+        How captions write a variable (``{"mu": "μ"}``); the others by their name.
+    mean_label : str
+        Label of the line at the closed-form posterior mean on the posterior densities
+        ("add-λ" for a smoothed model; default "closed form").
+    mean_caption : str
+        The same as the report's caption says it ("add-λ estimate").
+    top_parameter_label : str
+        Axis label of :func:`bayesgen.plots.plot_top_features` ("P(word | class)").
+    top_parameter_caption : str
+        What those panels rank, as the report's caption says it ("most probable features").
     """
 
     name: ClassVar[str]
@@ -57,10 +106,47 @@ class Family:
     parameters: ClassVar[dict[str, tuple[str, ...]]]
     statistics: ClassVar[dict[str, tuple[str, ...]]]
     smoothing: ClassVar[bool] = True
+    plot_variables: ClassVar[tuple[str, ...]]
+    variable_symbols: ClassVar[dict[str, str]] = {}
+    mean_label: ClassVar[str] = "closed form"
+    mean_caption: ClassVar[str] = "closed-form posterior mean"
+    top_parameter_label: ClassVar[str]
+    top_parameter_caption: ClassVar[str]
 
     def parameter_dims(self, estimates: xr.Dataset) -> dict[str, tuple[str, ...]]:
         """The posterior variables and their dims for one fit (default :attr:`parameters`)."""
         return dict(self.parameters)
+
+    # -- plots and the report -------------------------------------------------------------
+    # The plot code is in the plot modules; a family says what to draw and imports the plot
+    # modules (matplotlib, ArviZ) only inside report_sections.
+
+    def feature_scores(self, estimates: xr.Dataset) -> np.ndarray:
+        """How interesting each feature is, for :func:`bayesgen.plots.selected_features`.
+
+        Returns
+        -------
+        numpy.ndarray
+            One score per feature (dims ``feature``) or per cell (``feature, category``),
+            larger first; non-finite scores (padding cells) are never shown.
+        """
+        raise NotImplementedError
+
+    def top_parameters(self, estimates: xr.Dataset, posterior: xr.Dataset) -> TopParameters:
+        """The parameters :func:`bayesgen.plots.plot_top_features` ranks, one panel a class."""
+        raise NotImplementedError
+
+    def report_sections(
+        self, est, X_test, y_test
+    ) -> Iterator[tuple[ReportSection, Callable[[], object] | None]]:
+        """The model's own sections of the HTML report, after the prior-vs-posterior plot.
+
+        Yields ``(section, make)``: ``make`` draws the plot (a matplotlib Figure or an ArviZ
+        plot) when called without arguments; None with a ``section`` without ``file`` lists
+        the plot as skipped, its caption saying why. ``X_test`` and ``y_test`` are the
+        held-out data or both None. Default: none.
+        """
+        return iter(())
 
     # -- closed forms (NumPy) ------------------------------------------------------------
 

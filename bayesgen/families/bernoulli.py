@@ -29,6 +29,7 @@ class BernoulliFamily(NaiveBayesFamily):
     estimator = "BernoulliNB"
     cli_name = "bernoulli"
     feature_kind = "binary"
+    top_parameter_label = "P(feature present | class)"
     parameters: ClassVar[dict[str, tuple[str, ...]]] = {
         "class_prob": ("class",),
         "feature_prob": ("class", "feature"),

@@ -36,6 +36,7 @@ class CategoricalFamily(NaiveBayesFamily):
     estimator = "CategoricalNB"
     cli_name = "categorical"
     feature_kind = "categorical"
+    top_parameter_label = "P(feature = category | class)"
     parameters: ClassVar[dict[str, tuple[str, ...]]] = {
         "class_prob": ("class",),
         "feature_prob": ("class", "feature", "category"),
@@ -46,6 +47,12 @@ class CategoricalFamily(NaiveBayesFamily):
         "n_categories": ("feature",),
         "category_mask": ("feature", "category"),
     }
+
+    def ranked_probabilities(self, estimates: xr.Dataset) -> np.ndarray:
+        """``feature_prob``, with the padding cells (categories a feature does not have)
+        never shown."""
+        mask = estimates["category_mask"].values
+        return np.where(mask, estimates["feature_prob"].values, -np.inf)
 
     def feature_statistics(
         self, data: TrainingData, class_count: np.ndarray, *, n_categories=None

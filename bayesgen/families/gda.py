@@ -62,6 +62,11 @@ class GaussianFamily(base.Family):
         "class_mean": ("class", "feature"),
         "scatter": ("feature", "feature2"),
     }
+    # -- plots and the report (see base.Family) --
+    plot_variables = ("class_prob", "mu")
+    variable_symbols: ClassVar[dict[str, str]] = {"mu": "μ"}
+    top_parameter_label = "discriminant weight θ"
+    top_parameter_caption = "discriminant weights θ"
 
     def parameter_dims(self, estimates: xr.Dataset) -> dict[str, tuple[str, ...]]:
         """The parameters and their dims for this fit: two classes have one ``coef`` vector
@@ -69,6 +74,61 @@ class GaussianFamily(base.Family):
         if estimates.sizes["class"] == 2:
             return self.parameters | {"coef": ("feature",), "intercept": ()}
         return dict(self.parameters)
+
+    # -- plots and the report -------------------------------------------------------------
+
+    def feature_scores(self, estimates: xr.Dataset) -> np.ndarray:
+        """The largest |discriminant weight| of each feature times its within-class standard
+        deviation: the weight of the feature in standard units."""
+        coef = np.abs(np.atleast_2d(estimates["coef"].values)).max(axis=0)
+        return coef * np.sqrt(np.diag(estimates["cov"].values))
+
+    def top_parameters(self, estimates: xr.Dataset, posterior: xr.Dataset) -> base.TopParameters:
+        """The discriminant weights θ of each class, ranked by their closed-form |θ|; two
+        classes have one panel, the weights of the log-odds of the second class."""
+        coef, title = posterior["coef"], "class {}"
+        if "class" not in coef.dims:
+            coef = coef.expand_dims({"class": [estimates["class"].values[1]]}, axis=2)
+            title = "log-odds of class {}"
+        return base.TopParameters(coef, np.abs(np.atleast_2d(estimates["coef"].values)), title)
+
+    def report_sections(self, est, X_test, y_test):
+        """The pair plot of the class means and the decision boundaries on held-out data."""
+        from bayesgen import plots
+
+        yield (
+            base.ReportSection(
+                "Class means",
+                "Joint posterior draws of the class means μ (pairs of class × feature); round "
+                "clouds mean independent uncertainty, tilted clouds correlated uncertainty.",
+                "mu_pair.png",
+            ),
+            lambda: plots.plot_mu_pair(est),
+        )
+        title = "Decision boundary"
+        if X_test is None:
+            reason = "Not drawn: needs data (pass X_test and y_test)."
+            yield (base.ReportSection(title, reason), None)
+        elif est.n_features_in_ < 2:
+            yield (base.ReportSection(title, "Not drawn: needs at least two features."), None)
+        else:
+            posterior = est.idata_["posterior"]
+            n_draws = min(100, posterior.sizes["chain"] * posterior.sizes["draw"])
+            plane = (
+                "the two features"
+                if est.n_features_in_ == 2
+                else "the first two discriminant directions"
+            )
+            yield (
+                base.ReportSection(
+                    title,
+                    f"Held-out points on {plane} with the boundaries of {n_draws} posterior "
+                    "draws (grey) and of the posterior mean (black); the width of the grey band "
+                    "is the uncertainty about where one class ends.",
+                    "decision_boundary.png",
+                ),
+                lambda: plots.plot_decision_boundary(est, X_test, y_test),
+            )
 
     # -- closed forms (NumPy) ------------------------------------------------------------
 

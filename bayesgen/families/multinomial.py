@@ -31,6 +31,7 @@ class MultinomialFamily(NaiveBayesFamily):
     estimator = "MultinomialNB"
     cli_name = "multinomial"
     feature_kind = "count"
+    top_parameter_label = "P(word | class)"
     parameters: ClassVar[dict[str, tuple[str, ...]]] = {
         "class_prob": ("class",),
         "feature_prob": ("class", "feature"),

@@ -26,6 +26,7 @@ from bayesgen import closed_form as cf
 from bayesgen.data import TrainingData, check_training_data
 from bayesgen.families.base import (
     Family,
+    TopParameters,
     Variable,
     class_concentration,
     dirichlet_draws,
@@ -57,6 +58,24 @@ class NaiveBayesFamily(Family):
     Subclasses implement :meth:`feature_statistics`, :meth:`concentrations`,
     :meth:`plug_in_log_joint`, :meth:`draw_log_joint` and :meth:`pymc_model`.
     """
+
+    # -- plots and the report -------------------------------------------------------------
+    plot_variables = ("class_prob", "feature_prob")
+    mean_label = "add-λ"
+    mean_caption = "add-λ estimate"
+    top_parameter_caption = "most probable features"
+
+    def ranked_probabilities(self, estimates: xr.Dataset) -> np.ndarray:
+        """The closed-form ``feature_prob`` as the plots rank it (-inf: never shown)."""
+        return estimates["feature_prob"].values
+
+    def feature_scores(self, estimates: xr.Dataset) -> np.ndarray:
+        """The largest closed-form probability of each feature (or cell) over the classes."""
+        return self.ranked_probabilities(estimates).max(axis=0)
+
+    def top_parameters(self, estimates: xr.Dataset, posterior: xr.Dataset) -> TopParameters:
+        """``feature_prob`` of each class, ranked by its closed-form estimate."""
+        return TopParameters(posterior["feature_prob"], self.ranked_probabilities(estimates))
 
     # -- closed forms ---------------------------------------------------------------------
 

@@ -2,14 +2,15 @@
 
 :func:`report` writes every plot of :mod:`bayesgen.plots` as a PNG next to an ``index.html``
 with one-line captions, plus ``summary.csv`` (the ArviZ summary, :func:`write_summary`) and
-``comparison.csv`` (:func:`bayesgen.compare.compare`).
+``comparison.csv`` (:func:`bayesgen.checks.compare`). What differs between models (the
+variables shown, how the closed-form mean is called, the model's own plots) is the model
+family's answer (:mod:`bayesgen.families`).
 """
 
 from __future__ import annotations
 
 import html
 import os
-from dataclasses import dataclass
 from pathlib import Path
 
 import arviz as az
@@ -18,21 +19,12 @@ import pandas as pd
 import xarray as xr
 
 from bayesgen import io, plots
-from bayesgen._callable import make_module_callable
-from bayesgen.comparison_render import PRINTED_COLUMNS
+from bayesgen.checks_render import PRINTED_COLUMNS
+from bayesgen.families.base import ReportSection
+from bayesgen.plots_selection import family_of, feature_label, subset
 
 _DPI = 100
 _REPORT_TITLE = "bayesgen report: "  # in index.html's <title>: marks a folder as a report
-
-
-@dataclass(frozen=True)
-class _Section:
-    """One plot of the report: its PNG (None when skipped) and a one-line caption (or the
-    reason for skipping it)."""
-
-    title: str
-    caption: str
-    file: str | None = None
 
 
 def report(
@@ -49,7 +41,7 @@ def report(
 
     The folder is self-contained: ``index.html`` (no scripts, no external files) shows the
     PNG plots next to it, with a one-line caption each, under a header with the model, its
-    hyperparameters and the verdict of :func:`bayesgen.compare.compare`. Also written:
+    hyperparameters and the verdict of :func:`bayesgen.checks.compare`. Also written:
     ``summary.csv`` (``arviz.summary`` of the posterior, for at most
     ``summary_max_features`` features) and ``comparison.csv`` (the comparison's table).
 
@@ -82,7 +74,7 @@ def report(
         raise ValueError("X_test and y_test: pass both or neither.")
     out = Path(out_dir)
     _check_replaceable(out)
-    from bayesgen.compare import compare
+    from bayesgen.checks import compare
 
     with io.replacing_folder(out) as folder:
         write_summary(est, folder / "summary.csv", max_features=summary_max_features)
@@ -94,7 +86,7 @@ def report(
                 _save(make(), folder / section.file)
             sections.append(section)
         chosen = plots.selected_features(est, max_features=max_features)
-        selection = [plots._feature_label(f) for f in chosen]
+        selection = [feature_label(f) for f in chosen]
         html_text = _html(est, comparison, sections, selection)
         (folder / "index.html").write_text(html_text, encoding="utf-8")
     return out / "index.html"
@@ -134,7 +126,7 @@ def write_summary(est, path, *, max_features: int = 100) -> pd.DataFrame:
     :func:`~bayesgen.plots.selected_features`, with 94 % equal-tailed intervals; written to
     ``path`` as CSV."""
     selection = plots.selected_features(est, max_features=max_features)
-    posterior = plots._subset(est.idata_["posterior"].to_dataset(), selection, for_matplotlib=False)
+    posterior = subset(est.idata_["posterior"].to_dataset(), selection, for_matplotlib=False)
     table = az.summary(xr.DataTree.from_dict({"posterior": posterior}), ci_prob=0.94)
     io.write_csv(table, path)  # atomic, and names that look like formulas escaped
     return table
@@ -150,10 +142,12 @@ def _save(plot, path: Path) -> None:
 
 def _plan(est, X_test, y_test, *, max_features: int, top_k: int):
     """(section, zero-argument plot function or None when skipped), in report order."""
+    model = family_of(est)
     n = len(plots.selected_features(est, max_features=max_features))
-    which = f"class_prob and {'μ' if plots._is_gda(est) else 'feature_prob'} of {n} features"
+    shown = " and ".join(model.variable_symbols.get(name, name) for name in model.plot_variables)
+    which = f"{shown} of {n} features"
     yield (
-        _Section(
+        ReportSection(
             "Trace",
             f"Draws of each chain (right) and their densities (left) for {which}; chains that "
             "overlap and look like stationary noise have converged.",
@@ -162,7 +156,7 @@ def _plan(est, X_test, y_test, *, max_features: int, top_k: int):
         lambda: plots.plot_trace(est, max_features=max_features),
     )
     yield (
-        _Section(
+        ReportSection(
             "Rank",
             "Rank plots: how each chain's draws rank among all chains; lines that stay flat and "
             "overlap (inside the envelope) mean the chains sample the same distribution.",
@@ -171,7 +165,7 @@ def _plan(est, X_test, y_test, *, max_features: int, top_k: int):
         lambda: plots.plot_rank(est, max_features=max_features),
     )
     yield (
-        _Section(
+        ReportSection(
             "Effective sample size",
             "Local effective sample size at each quantile of the posterior; points above the "
             "dashed minimum line mean enough independent draws to estimate that quantile.",
@@ -181,7 +175,7 @@ def _plan(est, X_test, y_test, *, max_features: int, top_k: int):
     )
     if plots.has_energy(est):
         yield (
-            _Section(
+            ReportSection(
                 "Energy",
                 "NUTS energy: marginal energy against energy transitions; similar widths "
                 "(BFMI above 0.3) mean the sampler moves freely through the posterior.",
@@ -191,16 +185,16 @@ def _plan(est, X_test, y_test, *, max_features: int, top_k: int):
         )
     else:
         yield (
-            _Section(
+            ReportSection(
                 "Energy",
                 "Not drawn: this fit drew exact independent samples from the conjugate "
                 "posterior (inference='conjugate'), so there is no NUTS energy to diagnose.",
             ),
             None,
         )
-    what = "discriminant weights θ" if plots._is_gda(est) else "most probable features"
+    what = model.top_parameter_caption
     yield (
-        _Section(
+        ReportSection(
             "Top features",
             f"The {top_k} {what} of each class: dot = posterior mean, thick bar = 50 % and thin "
             "bar = 94 % credible interval; overlapping bars cannot be told apart by the data.",
@@ -208,10 +202,10 @@ def _plan(est, X_test, y_test, *, max_features: int, top_k: int):
         ),
         lambda: plots.plot_top_features(est, k=top_k),
     )
-    mean = "closed-form posterior mean" if plots._is_gda(est) else "add-λ estimate"
+    mean = model.mean_caption
     map_note = "and the MAP (green dash-dot)" if est.map_ is not None else "(MAP not computed)"
     yield (
-        _Section(
+        ReportSection(
             "Posterior and closed forms",
             f"Posterior densities with the {mean} (black dashed), the MLE (red dotted) "
             f"{map_note}; the black line should sit at the centre of mass of each density.",
@@ -221,7 +215,7 @@ def _plan(est, X_test, y_test, *, max_features: int, top_k: int):
     )
     if "prior" in est.idata_.children:
         yield (
-            _Section(
+            ReportSection(
                 "Prior and posterior",
                 "Prior and posterior densities of the same parameters; a posterior much "
                 "narrower than the prior means the data, not the prior, determine it.",
@@ -230,55 +224,19 @@ def _plan(est, X_test, y_test, *, max_features: int, top_k: int):
             lambda: plots.plot_prior_posterior(est, max_features=max_features),
         )
     else:
-        yield (_Section("Prior and posterior", "Not drawn: the fit has no prior draws."), None)
-    if plots._is_gda(est):
-        yield from _plan_gda(est, X_test, y_test)
+        yield (ReportSection("Prior and posterior", "Not drawn: the fit has no prior draws."), None)
+    yield from model.report_sections(est, X_test, y_test)
     yield from _plan_held_out(est, X_test, y_test)
-
-
-def _plan_gda(est, X_test, y_test):
-    yield (
-        _Section(
-            "Class means",
-            "Joint posterior draws of the class means μ (pairs of class × feature); round "
-            "clouds mean independent uncertainty, tilted clouds correlated uncertainty.",
-            "mu_pair.png",
-        ),
-        lambda: plots.plot_mu_pair(est),
-    )
-    title = "Decision boundary"
-    if X_test is None:
-        yield (_Section(title, "Not drawn: needs data (pass X_test and y_test)."), None)
-    elif est.n_features_in_ < 2:
-        yield (_Section(title, "Not drawn: needs at least two features."), None)
-    else:
-        posterior = est.idata_["posterior"]
-        n_draws = min(100, posterior.sizes["chain"] * posterior.sizes["draw"])
-        plane = (
-            "the two features"
-            if est.n_features_in_ == 2
-            else "the first two discriminant directions"
-        )
-        yield (
-            _Section(
-                title,
-                f"Held-out points on {plane} with the boundaries of {n_draws} posterior draws "
-                "(grey) and of the posterior mean (black); the width of the grey band is the "
-                "uncertainty about where one class ends.",
-                "decision_boundary.png",
-            ),
-            lambda: plots.plot_decision_boundary(est, X_test, y_test),
-        )
 
 
 def _plan_held_out(est, X_test, y_test):
     if X_test is None:
         reason = "Not drawn: needs held-out data (pass X_test and y_test)."
-        yield (_Section("Calibration", reason), None)
-        yield (_Section("Predictive intervals", reason), None)
+        yield (ReportSection("Calibration", reason), None)
+        yield (ReportSection("Predictive intervals", reason), None)
         return
     yield (
-        _Section(
+        ReportSection(
             "Calibration",
             "Reliability diagram on held-out data: accuracy against predicted confidence per "
             "bin (94 % intervals); points below the diagonal mean overconfident predictions.",
@@ -287,7 +245,7 @@ def _plan_held_out(est, X_test, y_test):
         lambda: plots.plot_calibration(est, X_test, y_test),
     )
     yield (
-        _Section(
+        ReportSection(
             "Predictive intervals",
             "Posterior probability of the true class for held-out examples (dot = mean, bar = "
             "94 % interval, red = misclassified); long bars are uncertain predictions.",
@@ -311,7 +269,7 @@ figcaption { color: #444; margin-top: 0.3rem; }
 """
 
 
-def _html(est, comparison, sections: list[_Section], selection: list[str]) -> str:
+def _html(est, comparison, sections: list[ReportSection], selection: list[str]) -> str:
     """The text of index.html; every name and caption goes through ``html.escape``."""
     e = html.escape
     name = type(est).__name__
@@ -384,8 +342,3 @@ def _html(est, comparison, sections: list[_Section], selection: list[str]) -> st
 </body>
 </html>
 """
-
-
-# ``bayesgen.report`` is this module once it is imported; keep ``bayesgen.report(est, dir)``
-# working (see bayesgen._callable).
-make_module_callable(__name__, "report")
