@@ -17,7 +17,7 @@ _LAZY = {
     "CategoricalNB": "bayesgen.estimators",
     "NormalInverseWishart": "bayesgen.closed_form",
     "load": "bayesgen.io",
-    "compare": "bayesgen.compare",
+    "compare": "bayesgen.checks",
     "compare_predictions": "bayesgen.predictions",
     "predictive_probabilities": "bayesgen.predictions",
     "lambda_sweep": "bayesgen.sweep",

@@ -88,7 +88,7 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
             self._warn_short_nuts()
 
     def _warn_short_nuts(self) -> None:
-        from bayesgen.compare import ESS_MIN
+        from bayesgen.checks import ESS_MIN
 
         problems = []
         if self.draws * self.chains < ESS_MIN:

@@ -310,7 +310,7 @@ def _run_predict(args: argparse.Namespace) -> int:
 
 
 def _run_compare(args: argparse.Namespace) -> int:
-    from bayesgen.compare import compare
+    from bayesgen.checks import compare
     from bayesgen.io import load
 
     comparison = compare(load(args.model_file))

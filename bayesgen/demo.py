@@ -179,7 +179,7 @@ def demo_jobs(args: argparse.Namespace) -> list[Job]:
 
 def fit_compare_report(job: Job, args: argparse.Namespace) -> dict:
     """Fit one job, save it, compare it, report it; returns its summary row."""
-    from bayesgen.compare import compare
+    from bayesgen.checks import compare
 
     print(f"\n== {job.name}: {type(job.estimator).__name__} ==")
     start = time.perf_counter()

@@ -122,7 +122,7 @@ def find_map(model, *, var_names: list[str]) -> xr.Dataset:
     ``find_MAP`` maximises the density in the constrained space (no Jacobian), so the result is
     the mode of the posterior of the parameters as they are named, e.g. (n + α - 1) /
     (N + K(α - 1)) for a Dirichlet. Where that mode is on the boundary the optimiser can only
-    approach it; :mod:`bayesgen.compare` flags those cases.
+    approach it; :mod:`bayesgen.checks` flags those cases.
 
     Returns
     -------

@@ -7,7 +7,7 @@ import pandas as pd
 import xarray as xr
 
 from bayesgen import closed_form as cf
-from bayesgen.comparison_expected import class_expected, feature_expected
+from bayesgen.checks_expected import class_expected, feature_expected
 from bayesgen.families import family
 
 PLUG_IN_NB = "plug-in add-λ"

@@ -7,8 +7,8 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from bayesgen.compare import block_frame
-from bayesgen.comparison_expected import feature_expected
+from bayesgen.checks import block_frame
+from bayesgen.checks_expected import feature_expected
 
 SWEEP_COLUMNS = [
     "lambda",

@@ -636,7 +636,7 @@ def test_a_right_posterior_passes_for_at_least_49_of_50_seeds(name):
 def test_dirichlet_kurtosis_is_that_of_the_beta_marginals():
     from scipy import stats
 
-    from bayesgen.comparison_expected import dirichlet_kurtosis
+    from bayesgen.checks_expected import dirichlet_kurtosis
 
     concentration = np.array([[1.0, 2.0, 350.0], [0.5, 0.5, 4.0]])
     b = concentration.sum(axis=-1, keepdims=True) - concentration

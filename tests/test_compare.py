@@ -23,7 +23,7 @@ from bayesgen import (
     GaussianDiscriminantAnalysis,
     MultinomialNB,
 )
-from bayesgen.compare import TABLE_COLUMNS, compare
+from bayesgen.checks import TABLE_COLUMNS, compare
 from bayesgen.diagnostics import mc_diagnostics
 from bayesgen.predictions import compare_predictions, predictive_probabilities
 from bayesgen.sweep import lambda_sweep, plot_lambda_sweep
@@ -529,7 +529,7 @@ def test_repr_html_escapes_feature_names():
 
 
 def test_package_level_compare_is_callable_after_the_module_is_imported(multinomial):
-    import bayesgen.compare  # binds the module itself to the name bayesgen.compare
+    import bayesgen.checks  # binds the module to bayesgen.checks, not to bayesgen.compare
 
     assert bayesgen.compare(multinomial).ok
 
@@ -730,7 +730,7 @@ def test_plot_lambda_sweep_draws_lines_and_markers():
 def test_family_threshold_is_bonferroni_and_never_below_four():
     from scipy.stats import norm
 
-    from bayesgen.compare import family_wise_threshold
+    from bayesgen.checks import family_wise_threshold
 
     assert family_wise_threshold(1) == 4.0  # Φ⁻¹(1 − 0.0005) = 3.29 < 4
     for n in (650, 17_000):
@@ -754,3 +754,98 @@ def test_family_threshold_lets_a_chance_outlier_pass_but_not_a_wrong_prior():
     assert not wrong.table["agrees"].all()
     with pytest.raises(ValueError, match="z_threshold"):
         compare(est, z_threshold="bonferroni")
+
+
+# --------------------------------------------------------------------------------------------
+# The comparison asks each model family; it holds no model ladder.
+
+
+def family_training_data(kind: str):
+    rng = np.random.default_rng(3)
+    y = np.repeat(["a", "b", "c"], 8)
+    if kind == "real":
+        return rng.normal(size=(24, 2)) + (np.arange(24) % 3)[:, None], y
+    X = rng.poisson(1.5, size=(24, 3))
+    return (np.minimum(X, 1) if kind == "binary" else np.minimum(X, 2)), y
+
+
+def _family_names():
+    from bayesgen.families import FAMILIES
+
+    # QDA's comparison blocks are being written: this turns into a failure (strict) when they
+    # exist, so that the mark is removed.
+    pending = pytest.mark.xfail(raises=NotImplementedError, strict=True, reason="QDA's expected")
+    return [
+        pytest.param(name, marks=pending) if name == "qda" else name for name in sorted(FAMILIES)
+    ]
+
+
+@pytest.mark.parametrize("name", _family_names())
+def test_every_family_expects_one_block_per_posterior_variable_in_order(name):
+    from bayesgen.families import family
+
+    model_family = family(name)
+    stats = model_family.fit(*family_training_data(model_family.feature_kind))
+    blocks = model_family.expected(
+        stats,
+        alpha=stats.attrs.get("alpha"),
+        class_alpha=stats.attrs["class_alpha"],
+        options={},
+        map_method=None,
+    )
+    dims = model_family.parameter_dims(stats)
+    assert [block.variable for block in blocks] == list(dims)
+    for block in blocks:
+        assert np.shape(block.closed_form) == stats[block.variable].shape
+        assert np.shape(block.keep) == stats[block.variable].shape
+
+
+def test_a_family_per_draw_identity_fails_exactly_the_rows_it_flags(monkeypatch):
+    from bayesgen.families import family
+    from bayesgen.families.base import DrawIdentity
+
+    est = MultinomialNB(inference="conjugate", compute_map=False, random_seed=0, prior_draws=0)
+    est.fit(*count_data())
+    errors = np.zeros((3, 4))
+    errors[1, 2] = 7.0  # ham, meeting: 7 tolerances off in some draw
+    identity = DrawIdentity(
+        statements={"feature_prob": "feature_prob = itself"},
+        errors={"feature_prob": errors},
+        failure="feature_prob values are not themselves",
+    )
+    monkeypatch.setattr(family("multinomial_nb"), "draw_identities", lambda posterior: [identity])
+    result = compare(est)
+    failed = result.table.loc[~result.table["agrees"], ["variable", "coords"]]
+    assert failed.values.tolist() == [["feature_prob", "ham, meeting"]]
+    assert not result.ok
+    row = result.identities[result.identities["identity"] == "feature_prob = itself"]
+    assert row[["checked", "satisfied"]].values.tolist() == [[12, 11]]
+    assert any(
+        w.startswith("1 feature_prob values are not themselves (worst: feature_prob[ham, meeting]")
+        for w in result.warnings
+    )
+
+
+def test_package_level_compare_is_a_plain_function():
+    import inspect
+
+    import bayesgen
+    import bayesgen.checks
+
+    assert inspect.isfunction(bayesgen.compare)
+    assert bayesgen.compare is bayesgen.checks.compare
+
+
+def test_feature_expected_names_a_model_without_lambda():
+    from bayesgen.checks_expected import feature_expected
+
+    stats = GaussianDiscriminantAnalysis().fit(*family_training_data("real")).closed_form_
+    with pytest.raises(ValueError, match="feature_expected needs a naive Bayes model; got 'gda'"):
+        feature_expected(stats, 1.0)
+
+
+def test_alpha_is_refused_for_gda_by_name():
+    est = GaussianDiscriminantAnalysis(inference="conjugate", compute_map=False, random_seed=0)
+    est.fit(*family_training_data("real"))
+    with pytest.raises(ValueError, match="alpha: GDA has no λ; pass class_alpha"):
+        compare(est, alpha=1.0)

@@ -219,6 +219,73 @@ class Family:
         """
         raise NotImplementedError
 
+    # -- the comparison (bayesgen.checks) -------------------------------------------------
+
+    def expected(
+        self,
+        estimates: xr.Dataset,
+        *,
+        alpha: float | None,
+        class_alpha: float,
+        options: dict,
+        map_method: str | None,
+    ) -> list:
+        """What the posterior summaries of every variable must equal, for :func:`bayesgen.compare`.
+
+        Parameters
+        ----------
+        estimates : xarray.Dataset
+            The closed-form fit (its sufficient statistics and attrs).
+        alpha : float or None
+            λ to compute the closed forms with (None for a model without one, see
+            :attr:`smoothing`); may differ from the fitted one, to show that a check can fail.
+        class_alpha : float
+            The class prior's concentration, likewise.
+        options : dict
+            The estimator's parameters (``est.get_params()``), e.g. GDA's ``cov_prior``.
+        map_method : {"closed_form", "find_MAP"} or None
+            How the MAP was found: find_MAP's mode is that of the variables as PyMC declares
+            them, which is not always the mode of the variable itself.
+
+        Returns
+        -------
+        list of bayesgen.checks_expected.Expected
+            One block per posterior variable, in the posterior's order. The generic pieces
+            (the class probabilities' :func:`~bayesgen.checks_expected.class_expected`, the
+            Dirichlet moments and modes, the reasons) are in :mod:`bayesgen.checks_expected`;
+            import it inside this method, since the comparison needs pandas.
+        """
+        raise NotImplementedError
+
+    def draw_identities(self, posterior: xr.Dataset) -> list[DrawIdentity]:
+        """Identities every single posterior draw must satisfy (default: none).
+
+        For variables computed from others in each draw (GDA's ``coef`` and ``intercept``,
+        the linear form of the draw's π, μ, Σ): :func:`bayesgen.compare` fails a row whose
+        error ratio exceeds 1.
+        """
+        return []
+
+
+@dataclass(frozen=True)
+class DrawIdentity:
+    """An identity that holds in every posterior draw, and how far the draws are from it.
+
+    Attributes
+    ----------
+    statements : dict of str to str
+        Per variable, the identity as the comparison's identities table names it.
+    errors : dict of str to numpy.ndarray
+        Per variable (same keys), in its shape: the largest error over the draws in units of
+        its tolerance (rounding of the stored draws); ≤ 1 agrees, NaN or inf does not.
+    failure : str
+        What a value that fails is, for the warning: "… values are not …".
+    """
+
+    statements: dict[str, str]
+    errors: dict[str, np.ndarray]
+    failure: str
+
 
 def log(values) -> np.ndarray:
     """log of probabilities in float64; draws that underflowed to 0 (tiny Gamma variates in

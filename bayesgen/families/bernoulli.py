@@ -99,5 +99,25 @@ class BernoulliFamily(NaiveBayesFamily):
             X, log(draws["class_prob"].values), log(prob), log(1.0 - prob)
         )
 
+    def feature_moments(self, estimates: xr.Dataset, alpha: float) -> dict:
+        """φ_jk | data ~ Beta(N_jk + λ, N_k − N_jk + λ): the pair (present, absent) is a
+        two-outcome simplex whose first component is φ; a Beta without a mode has none for
+        either outcome."""
+        from bayesgen.checks_expected import dirichlet_kurtosis, dirichlet_sd, simplex_mode
+
+        counts = estimates["feature_count"].values.astype(np.float64)
+        class_count = estimates["class_count"].values.astype(np.float64)
+        pair = np.stack([counts, class_count[:, None] - counts], axis=-1)
+        mode, status = simplex_mode(pair, alpha)
+        return {
+            "keep": np.ones(counts.shape, dtype=bool),
+            "closed_form": cf.add_lambda(counts, class_count[:, None], alpha, 2),
+            "closed_form_sd": dirichlet_sd(pair + alpha)[..., 0],
+            "closed_form_kurtosis": dirichlet_kurtosis(pair + alpha)[..., 0],
+            "expected_map": mode[..., 0],
+            "status": status.max(axis=-1),
+            "beta": True,
+        }
+
 
 FAMILY = BernoulliFamily()

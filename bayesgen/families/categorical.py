@@ -154,6 +154,27 @@ class CategoricalFamily(NaiveBayesFamily):
         log_prob = np.where(mask, log(draws["feature_prob"].values), -np.inf)
         return cf.categorical_log_likelihood(X, log(draws["class_prob"].values), log_prob)
 
+    def feature_moments(self, estimates: xr.Dataset, alpha: float) -> dict:
+        """θ_kn | data ~ Dirichlet(N_k,n,c + λ) over the K_n real categories; the padding
+        cells get no row (``keep`` False) and NaN moments."""
+        from bayesgen.checks_expected import dirichlet_kurtosis, dirichlet_sd, simplex_mode
+
+        counts = estimates["feature_count"].values.astype(np.float64)
+        class_count = estimates["class_count"].values.astype(np.float64)
+        keep = np.broadcast_to(estimates["category_mask"].values, counts.shape)
+        n_categories = estimates["n_categories"].values[:, None]
+        closed = cf.add_lambda(counts, class_count[:, None, None], alpha, n_categories)
+        concentration = np.where(keep, counts + alpha, 0.0)
+        mode, status = simplex_mode(counts, alpha, active=keep)
+        return {
+            "keep": keep,
+            "closed_form": np.where(keep, closed, np.nan),
+            "closed_form_sd": np.where(keep, dirichlet_sd(concentration), np.nan),
+            "closed_form_kurtosis": np.where(keep, dirichlet_kurtosis(concentration), np.nan),
+            "expected_map": mode,
+            "status": status,
+        }
+
 
 def _resolve_n_categories(X, n_categories, n_classes: int, feature_names) -> np.ndarray:
     """K_n per feature: checked ``n_categories``, or the largest code of X plus one."""

@@ -440,6 +440,47 @@ class GaussianFamily(base.Family):
         )
         return linear_log_likelihood(X, coef, intercept)
 
+    # -- the comparison (bayesgen.checks) -------------------------------------------------
+
+    def expected(
+        self,
+        estimates: xr.Dataset,
+        *,
+        alpha: float | None,
+        class_alpha: float,
+        options: dict,
+        map_method: str | None,
+    ) -> list:
+        """π, μ, Σ, coef and intercept under the normal-inverse-Wishart posterior (see
+        :mod:`bayesgen.families.gda_checks`); under ``options["cov_prior"] == "lkj"`` only π
+        has closed forms. Σ's mode is compared only for a closed-form MAP: find_MAP's is that
+        of the Bartlett variables."""
+        from bayesgen.families.gda_checks import gda_expected
+
+        return gda_expected(
+            estimates,
+            class_alpha=class_alpha,
+            cov_prior=options.get("cov_prior", "conjugate"),
+            exact_map=map_method == "closed_form",
+        )
+
+    def draw_identities(self, posterior: xr.Dataset) -> list[base.DrawIdentity]:
+        """Every draw's ``coef`` and ``intercept`` are the linear form of its own (π, μ, Σ),
+        whatever the prior, to the rounding of the stored draws."""
+        from bayesgen.families.gda_checks import (
+            LINEAR_FORM_FAILURE,
+            LINEAR_FORM_IDENTITY,
+            linear_form_errors,
+        )
+
+        return [
+            base.DrawIdentity(
+                statements=LINEAR_FORM_IDENTITY,
+                errors=linear_form_errors(posterior),
+                failure=LINEAR_FORM_FAILURE,
+            )
+        ]
+
 
 FAMILY = GaussianFamily()
 

@@ -118,6 +118,23 @@ class MultinomialFamily(NaiveBayesFamily):
             X, log(draws["class_prob"].values), log(draws["feature_prob"].values)
         )
 
+    def feature_moments(self, estimates: xr.Dataset, alpha: float) -> dict:
+        """θ_k | data ~ Dirichlet(N_kw + λ) over the vocabulary."""
+        from bayesgen.checks_expected import dirichlet_kurtosis, dirichlet_sd, simplex_mode
+
+        counts = estimates["feature_count"].values.astype(np.float64)
+        mode, status = simplex_mode(counts, alpha)
+        return {
+            "keep": np.ones(counts.shape, dtype=bool),
+            "closed_form": cf.add_lambda(
+                counts, counts.sum(axis=1, keepdims=True), alpha, counts.shape[1]
+            ),
+            "closed_form_sd": dirichlet_sd(counts + alpha),
+            "closed_form_kurtosis": dirichlet_kurtosis(counts + alpha),
+            "expected_map": mode,
+            "status": status,
+        }
+
 
 def _dirichlet_multinomial_word_terms(X, concentration: np.ndarray) -> np.ndarray:
     """Σ_w [log Γ(a_kw + x_w) - log Γ(a_kw)] for every row; only non-zero x_w contribute."""

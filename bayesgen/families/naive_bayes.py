@@ -223,3 +223,41 @@ class NaiveBayesFamily(Family):
         mode = dirichlet_mode(concentration)
         variables["feature_prob"] = (dims, mode[..., 0] if beta else mode)
         return variables
+
+    # -- the comparison (bayesgen.checks) -------------------------------------------------
+
+    def expected(
+        self,
+        estimates: xr.Dataset,
+        *,
+        alpha: float | None,
+        class_alpha: float,
+        options: dict,
+        map_method: str | None,
+    ) -> list:
+        """π under Dirichlet(a) and ``feature_prob`` under Dirichlet(λ) (Beta(λ, λ))."""
+        from bayesgen.checks_expected import class_expected
+
+        return [class_expected(estimates, class_alpha), self.feature_expected(estimates, alpha)]
+
+    def feature_expected(self, estimates: xr.Dataset, alpha: float):
+        """The :class:`~bayesgen.checks_expected.Expected` of ``feature_prob`` under λ =
+        ``alpha``, from the subclass's :meth:`feature_moments`."""
+        from bayesgen.checks_expected import simplex_block
+
+        return simplex_block(
+            "feature_prob",
+            alpha=alpha,
+            mle=estimates["feature_prob_mle"].values.astype(np.float64),
+            **self.feature_moments(estimates, alpha),
+        )
+
+    def feature_moments(self, estimates: xr.Dataset, alpha: float) -> dict:
+        """The posterior moments and mode of ``feature_prob`` under λ = ``alpha``.
+
+        Returns the keywords ``keep`` (the cells that exist), ``closed_form`` (add-λ),
+        ``closed_form_sd``, ``closed_form_kurtosis``, ``expected_map`` and ``status`` (of
+        :func:`bayesgen.checks_expected.simplex_mode`), and ``beta`` for a Beta(λ, λ) prior,
+        of :func:`bayesgen.checks_expected.simplex_block`.
+        """
+        raise NotImplementedError

@@ -12,13 +12,15 @@ obtained by sampling (NUTS) or by exact conjugate draws can be checked number by
   Jacobian), so its answer is this constrained-space mode;
 * GDA with the normal-inverse-Wishart prior: E[μ_k] = m_k, E[Σ] = Ψ_N / (ν_N − D − 1), their
   SDs, E[Σ⁻¹μ_k] = ν_N Ψ_N⁻¹ m_k and E of the intercept (see
-  :mod:`bayesgen.comparison_expected`), and in every draw ``coef``/``intercept`` must be the
+  :mod:`bayesgen.families.gda_checks`), and in every draw ``coef``/``intercept`` must be the
   linear form of that draw's (π, μ, Σ), whatever the prior.
 
-:func:`compare` builds that table for a fitted estimator; :mod:`bayesgen.comparison_render`
-prints it. Beside it, :func:`bayesgen.predictions.compare_predictions` compares the four ways
-of turning a posterior into p(y | x), and :func:`bayesgen.sweep.lambda_sweep` shows add-λ, the
-posterior mean under Dirichlet(λ) and the MAP under Dirichlet(λ + 1) coinciding over a grid
+:func:`compare` builds that table for a fitted estimator from the blocks each model family
+expects (:meth:`bayesgen.families.Family.expected`, with the shared pieces in
+:mod:`bayesgen.checks_expected`); :mod:`bayesgen.checks_render` prints it. Beside it,
+:func:`bayesgen.predictions.compare_predictions` compares the four ways of turning a posterior
+into p(y | x), and :func:`bayesgen.sweep.lambda_sweep` shows add-λ, the posterior mean under
+Dirichlet(λ) and the MAP under Dirichlet(λ + 1) coinciding over a grid
 of λ; the Monte Carlo diagnostics are in :mod:`bayesgen.diagnostics`.
 """
 
@@ -30,14 +32,11 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from bayesgen import comparison_render as render
-from bayesgen._callable import make_module_callable
-from bayesgen.comparison_expected import (
-    Expected,
-    expected_values,
-    linear_form_errors,
-)
+from bayesgen import checks_render as render
+from bayesgen.checks_expected import Expected, expected_values
 from bayesgen.diagnostics import mc_diagnostics, mcse_sd
+from bayesgen.families import family
+from bayesgen.families.base import DrawIdentity
 
 #: Defaults of :func:`compare`, documented there.
 Z_THRESHOLD = "auto"
@@ -212,14 +211,18 @@ def compare(
     est._check_fitted()
     stats = est.closed_form_
     model = stats.attrs["model"]
-    cov_prior = getattr(est, "cov_prior", "conjugate")
-    if model == "gda" and alpha is not None:
-        raise ValueError("alpha: GDA has no λ; pass class_alpha to change the class prior.")
+    model_family = family(stats)
+    options = est.get_params(deep=False)
+    if not model_family.smoothing and alpha is not None:
+        raise ValueError(
+            f"alpha: {model_family.cli_name.upper()} has no λ; pass class_alpha to change the "
+            "class prior."
+        )
     if isinstance(z_threshold, str) and z_threshold not in ("auto", "family"):
         raise ValueError(
             f"z_threshold: expected a number, 'auto' or 'family'; got {z_threshold!r}."
         )
-    fitted_alpha = None if model == "gda" else float(stats.attrs["alpha"])
+    fitted_alpha = float(stats.attrs["alpha"]) if model_family.smoothing else None
     fitted_class_alpha = float(stats.attrs["class_alpha"])
     alpha = fitted_alpha if alpha is None else float(alpha)
     class_alpha = fitted_class_alpha if class_alpha is None else float(class_alpha)
@@ -227,12 +230,18 @@ def compare(
     # follows the prior that was fitted.
     map_point = getattr(est, "map_", None)
     map_method, map_converged, map_message = _map_status(map_point)
-    blocks = expected_values(stats, alpha, class_alpha, cov_prior, map_method=map_method)
+    blocks = expected_values(
+        stats, alpha=alpha, class_alpha=class_alpha, options=options, map_method=map_method
+    )
     fitted_blocks = (
         blocks
         if (alpha, class_alpha) == (fitted_alpha, fitted_class_alpha)
         else expected_values(
-            stats, fitted_alpha, fitted_class_alpha, cov_prior, map_method=map_method
+            stats,
+            alpha=fitted_alpha,
+            class_alpha=fitted_class_alpha,
+            options=options,
+            map_method=map_method,
         )
     )
 
@@ -246,9 +255,8 @@ def compare(
     no_joint_mode = any(b.unbounded is not None and b.unbounded.any() for b in fitted_blocks)
     if map_point is not None and no_joint_mode:
         render.hide_artefacts(table)
-    linear_ok, linear_ratio = (
-        _linear_form_agreement(table, posterior) if model == "gda" else (None, None)
-    )
+    draw_identities = model_family.draw_identities(posterior)
+    identity_ok, identity_ratio = _draw_identity_agreement(table, draw_identities)
 
     n_checks = int(np.isfinite(table["z"]).sum() + np.isfinite(table["z_sd"]).sum())
     rule = z_threshold
@@ -263,7 +271,6 @@ def compare(
         map_checked, map_ok = np.zeros_like(map_checked), np.ones_like(map_ok)
     else:
         map_ignored = np.zeros_like(map_ok)
-    identity_ok = np.ones(len(table), dtype=bool) if linear_ok is None else linear_ok
     table["agrees"] = z_ok & sd_ok & map_ok & identity_ok
     table = table[TABLE_COLUMNS]
 
@@ -276,13 +283,14 @@ def compare(
             "z_sd": sd_ok,
             "map": map_ok,
             "identity": identity_ok,
-            "identity_ratio": linear_ratio,
+            "identity_ratio": identity_ratio,
         },
         divergences,
         ess_min,
         rhat_max,
         z_threshold,
         exact_draws=est.inference == "conjugate",
+        draw_identities=draw_identities,
     )
     if map_converged is False:
         warnings.append(render.map_not_converged_warning(map_message, int(map_ignored.sum())))
@@ -299,10 +307,10 @@ def compare(
         "alpha": alpha,
         "class_alpha": class_alpha,
     }
-    outcomes = {"mean": z_ok, "sd": sd_ok, "map": (map_checked, map_ok), "draw": linear_ok}
+    outcomes = {"mean": z_ok, "sd": sd_ok, "map": (map_checked, map_ok), "draw": identity_ok}
     return Comparison(
         table=table,
-        identities=_identities(checks, table, outcomes),
+        identities=_identities(checks, table, outcomes, draw_identities),
         warnings=warnings,
         ok=bool(table["agrees"].all() and diagnostics_ok),
         model=model,
@@ -477,16 +485,17 @@ def _map_agreement(table: pd.DataFrame, atol: float, rtol: float):
     return map_checked, ~map_checked | close
 
 
-def _linear_form_agreement(table: pd.DataFrame, posterior: xr.Dataset):
-    """Per row: whether it is not a coef/intercept row whose draws are not the linear form
-    of their own (π, μ, Σ), and the worst ratio to the rounding tolerance (NaN elsewhere)."""
-    ratios = linear_form_errors(posterior)
+def _draw_identity_agreement(table: pd.DataFrame, identities: list[DrawIdentity]):
+    """Per row: whether its draws satisfy every per-draw identity of the family (rows of
+    other variables do), and the worst error ratio to the tolerance (NaN elsewhere)."""
     agree = np.ones(len(table), dtype=bool)
     worst = np.full(len(table), np.nan)
-    for name, ratio in ratios.items():
-        rows = np.flatnonzero(table["variable"].to_numpy() == name)
-        worst[rows] = np.ravel(ratio)
-        agree[rows] = np.ravel(ratio) <= 1.0
+    for identity in identities:
+        for name, ratio in identity.errors.items():
+            rows = np.flatnonzero(table["variable"].to_numpy() == name)
+            worst[rows] = np.fmax(worst[rows], np.ravel(ratio))
+            # A NaN ratio cannot agree: `<=` is False for it.
+            agree[rows] &= np.ravel(ratio) <= 1.0
     return agree, worst
 
 
@@ -497,7 +506,9 @@ def _divergences(idata: xr.DataTree) -> int:
     return int(stats["diverging"].values.sum()) if "diverging" in stats else 0
 
 
-def _identities(checks, table: pd.DataFrame, outcomes: dict) -> pd.DataFrame:
+def _identities(
+    checks, table: pd.DataFrame, outcomes: dict, draw_identities: list[DrawIdentity]
+) -> pd.DataFrame:
     rows, start = [], 0
     closed = np.isfinite(table["closed_form"].to_numpy())
     closed_sd = np.isfinite(table["closed_form_sd"].to_numpy())
@@ -511,9 +522,10 @@ def _identities(checks, table: pd.DataFrame, outcomes: dict) -> pd.DataFrame:
             (block.sd_identity, closed_sd[part], outcomes["sd"][part]),
             (block.map_identity, map_checked[part], map_ok[part]),
         ]
-        if draw_ok is not None and block.variable in ("coef", "intercept"):
-            identity = render.LINEAR_FORM_IDENTITY[block.variable]
-            tests.append((identity, np.ones(n_rows, dtype=bool), draw_ok[part]))
+        for draw_identity in draw_identities:
+            if block.variable in draw_identity.statements:
+                statement = draw_identity.statements[block.variable]
+                tests.append((statement, np.ones(n_rows, dtype=bool), draw_ok[part]))
         for identity, checked, passed in tests:
             if identity is None or not checked.any():
                 continue
@@ -527,8 +539,3 @@ def _identities(checks, table: pd.DataFrame, outcomes: dict) -> pd.DataFrame:
                 }
             )
     return pd.DataFrame(rows, columns=["identity", "variable", "prior", "checked", "satisfied"])
-
-
-# ``bayesgen.compare`` is this module once it is imported; keep ``bayesgen.compare(est)``
-# working (see bayesgen._callable).
-make_module_callable(__name__, "compare")

@@ -38,10 +38,6 @@ NO_JOINT_MODE_WARNING = (
     "find_MAP could not converge and every MAP value is an optimizer artefact: none is shown "
     "or compared (map is NaN)."
 )
-LINEAR_FORM_IDENTITY = {
-    "coef": "coef = Σ⁻¹μ_k of its own draw (two classes: w_1 − w_0)",
-    "intercept": "intercept = −½ μ_kᵀΣ⁻¹μ_k + log π_k of its own draw (two classes: b_1 − b_0)",
-}
 _MAP_METHODS = {"closed_form": "closed form (exact)", "find_MAP": "find_MAP (L-BFGS-B)"}
 
 
@@ -85,12 +81,21 @@ def _quoted(message: str) -> str:
 
 
 def diagnose(
-    table, outcomes, divergences, ess_min, rhat_max, z_threshold, *, exact_draws=False
+    table,
+    outcomes,
+    divergences,
+    ess_min,
+    rhat_max,
+    z_threshold,
+    *,
+    exact_draws=False,
+    draw_identities=(),
 ) -> tuple[list[str], bool]:
     """Human-readable warnings, and whether the sampler diagnostics pass.
 
     ``outcomes`` maps ``z``, ``z_sd``, ``map`` and ``identity`` to a boolean per row, and
-    ``identity_ratio`` to the linear-form error in tolerances (NaN off coef/intercept). With
+    ``identity_ratio`` to the per-draw identities' error in tolerances (NaN off the variables
+    of ``draw_identities``, the family's :class:`~bayesgen.families.base.DrawIdentity` list). With
     ``exact_draws`` (independent draws from the conjugate posterior) there is no Markov chain
     to converge: an R-hat above the threshold or a low ESS is chance fluctuation of
     independent draws, so it is reported but does not fail the check.
@@ -125,14 +130,17 @@ def diagnose(
             + " for this posterior."
             + chance
         )
-    if not outcomes["identity"].all():
+    for identity in draw_identities:
+        rows = table["variable"].isin(list(identity.errors)).to_numpy()
+        bad = rows & ~outcomes["identity"]
+        if not bad.any():
+            continue
         ratio = outcomes["identity_ratio"]
-        bad = ~outcomes["identity"]
         worst = int(np.nanargmax(np.where(bad, ratio, -np.inf)))
         warnings.append(
-            f"{int(bad.sum())} coef/intercept values are not the linear form of their own draw "
-            f"of (π, μ, Σ) (worst: {_where(table, worst)}, {ratio[worst]:.3g} times the "
-            "rounding tolerance): they were not computed from these draws."
+            f"{int(bad.sum())} {identity.failure} (worst: {_where(table, worst)}, "
+            f"{ratio[worst]:.3g} times the rounding tolerance): they were not computed from "
+            "these draws."
         )
     map_ok = outcomes["map"]
     if not map_ok.all():
@@ -203,7 +211,7 @@ def _chance_note(n_checked: int, z_threshold: float) -> str:
     expected = n_checked * 2.0 * float(ndtr(-z_threshold))
     if expected < 0.01:
         return ""
-    from bayesgen.compare import FAMILY_RATE, family_wise_threshold
+    from bayesgen.checks import FAMILY_RATE, family_wise_threshold
 
     return (
         f" With {n_checked} means and SDs checked, a correct posterior exceeds "
@@ -230,7 +238,7 @@ def headline(comparison) -> list[str]:
         values = np.abs(table[column].to_numpy())
         return f"{np.nanmax(values):.3g}" if np.isfinite(values).any() else "n/a"
 
-    from bayesgen.compare import FAMILY_RATE
+    from bayesgen.checks import FAMILY_RATE
 
     rule = (
         f": {FAMILY_RATE:.1%} family-wise over {s['n_checks']} checks"
