@@ -12,6 +12,7 @@ __version__ = "0.1.0"
 # public name -> module that defines it; resolved on first attribute access (PEP 562).
 _LAZY = {
     "GaussianDiscriminantAnalysis": "bayesgen.estimators",
+    "QuadraticDiscriminantAnalysis": "bayesgen.estimators",
     "BernoulliNB": "bayesgen.estimators",
     "MultinomialNB": "bayesgen.estimators",
     "CategoricalNB": "bayesgen.estimators",

@@ -408,6 +408,42 @@ def gda(
     )
 
 
+def qda(
+    X,
+    y,
+    *,
+    class_alpha: float = 1.0,
+    prior: NormalInverseWishart | None = NormalInverseWishart(),
+    feature_names=None,
+) -> xr.Dataset:
+    """Closed-form quadratic discriminant analysis: one covariance Σ_k per class.
+
+    Parameters
+    ----------
+    X : array-like or DataFrame of shape (n_samples, n_features)
+        Real-valued features.
+    y : array-like of shape (n_samples,)
+    class_alpha : float, default 1.0
+        Dirichlet concentration of the class prior; 0 gives the MLE π_k = N_k / N.
+    prior : NormalInverseWishart or None
+        The prior of every class's (μ_k, Σ_k). With a prior, ``mu`` and ``cov`` are the
+        posterior means E[μ_k], E[Σ_k]; with ``None`` the maximum-likelihood x̄_k and S_k / N_k
+        (every class then needs more samples than features).
+    feature_names : sequence of str, optional
+        Names of the columns of X; default DataFrame column names or ``x0, x1, ...``.
+
+    Returns
+    -------
+    xarray.Dataset
+        ``class_count``, ``class_mean``, ``scatter`` (class, feature, feature2);
+        ``class_prob``/``class_prob_mle``, ``mu``/``mu_mle`` (class, feature) and
+        ``cov``/``cov_mle`` (class, feature, feature2). See :mod:`bayesgen.families.qda`.
+    """
+    return family("qda").fit(
+        X, y, class_alpha=class_alpha, prior=prior, feature_names=feature_names
+    )
+
+
 def gda_linear_form(class_prob, mu, cov) -> tuple[np.ndarray, np.ndarray]:
     """Softmax form of GDA: w_k = Σ⁻¹μ_k and b_k = -½ μ_kᵀ Σ⁻¹ μ_k + log π_k.
 

@@ -350,3 +350,99 @@ class GaussianDiscriminantAnalysis(GenerativeClassifier):
         self.covariance_ = means["cov"].values
         self.coef_ = np.atleast_2d(means["coef"].values)
         self.intercept_ = np.atleast_1d(means["intercept"].values)
+
+
+class QuadraticDiscriminantAnalysis(GenerativeClassifier):
+    __doc__ = (
+        """Bayesian quadratic discriminant analysis: x | y = k ~ N(μ_k, Σ_k), one Σ_k per class.
+
+    Each class has its own normal-inverse-Wishart prior Σ_k ~ InverseWishart(ν₀, Ψ₀),
+    μ_k | Σ_k ~ N(m₀, Σ_k / κ₀), with the same hyperparameters for every class; p(y | x) is a
+    softmax of a quadratic function of x.
+
+    Parameters
+    ----------
+    class_alpha : float, default 1.0
+        Dirichlet concentration of the class probabilities.
+    prior : NormalInverseWishart, optional
+        Hyperparameters (m₀, κ₀, ν₀, Ψ₀) of every class; default
+        :class:`NormalInverseWishart()`, weak and centred on the data (see its docstring)."""
+        + INFERENCE_PARAMS_DOC
+        + """
+    Attributes
+    ----------
+    means_ : ndarray (n_classes, n_features)
+        Posterior means of μ_k.
+    covariance_ : ndarray (n_classes, n_features, n_features)
+        Posterior means of Σ_k.
+    closed_form_ : xarray.Dataset
+        :func:`bayesgen.closed_form.qda` for the same data and prior.
+
+    Examples
+    --------
+    >>> from bayesgen import QuadraticDiscriminantAnalysis
+    >>> X = [[0.0, 0.1], [0.3, -0.2], [-0.2, 0.2], [0.1, 0.0],
+    ...      [3.0, 2.0], [4.5, 1.0], [2.0, 3.5], [3.5, 3.0]]
+    >>> y = ["a", "a", "a", "a", "b", "b", "b", "b"]
+    >>> clf = QuadraticDiscriminantAnalysis(inference="conjugate", compute_map=False,
+    ...                                     random_seed=0)
+    >>> clf.fit(X, y).predict([[0.0, 0.0], [3.0, 2.5]]).tolist()
+    ['a', 'b']
+    >>> clf.covariance_.shape
+    (2, 2, 2)
+    """
+    )
+
+    _family = family("qda")
+    _parameter_rules: ClassVar[dict] = {
+        "prior": InstanceOf(cf.NormalInverseWishart, "a bayesgen.NormalInverseWishart"),
+    }
+
+    def __init__(
+        self,
+        class_alpha=1.0,
+        *,
+        prior=None,
+        inference="nuts",
+        draws=1000,
+        tune=1000,
+        chains=2,
+        cores=None,
+        random_seed=None,
+        nuts_sampler="pymc",
+        target_accept=0.9,
+        compute_map=True,
+        prior_draws=500,
+        dtype="float64",
+        progressbar=False,
+    ):
+        self.class_alpha = class_alpha
+        self.prior = prior
+        self.inference = inference
+        self.draws = draws
+        self.tune = tune
+        self.chains = chains
+        self.cores = cores
+        self.random_seed = random_seed
+        self.nuts_sampler = nuts_sampler
+        self.target_accept = target_accept
+        self.compute_map = compute_map
+        self.prior_draws = prior_draws
+        self.dtype = dtype
+        self.progressbar = progressbar
+
+    def _closed_form(self, X, y, feature_names=None):
+        prior = cf.NormalInverseWishart() if self.prior is None else self.prior
+        return cf.qda(X, y, class_alpha=self.class_alpha, prior=prior, feature_names=feature_names)
+
+    def posterior_predictive_proba(self, X) -> np.ndarray:
+        """Exact posterior predictive p(y | x, data): μ_k and Σ_k integrated out, each class a
+        multivariate Student-t (:meth:`bayesgen.families.qda.QuadraticFamily.predictive_log_joint`).
+        Differs from :meth:`predict_proba`, which averages p(y | x, θ) over posterior draws."""
+        self._check_fitted()
+        self._check_n_features(X)
+        return cf.posterior_predictive_proba(self.closed_form_, X)
+
+    def _set_point_attributes(self, means):
+        self.means_ = means["mu"].values
+        self.covariance_ = means["cov"].values

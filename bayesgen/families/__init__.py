@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import xarray as xr
 
-from bayesgen.families import bernoulli, categorical, gda, multinomial
+from bayesgen.families import bernoulli, categorical, gda, multinomial, qda
 from bayesgen.families.base import Family
 
 FAMILIES: dict[str, Family] = {
     family.name: family
-    for family in (multinomial.FAMILY, bernoulli.FAMILY, categorical.FAMILY, gda.FAMILY)
+    for family in (multinomial.FAMILY, bernoulli.FAMILY, categorical.FAMILY, gda.FAMILY, qda.FAMILY)
 }
 
 

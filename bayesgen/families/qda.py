@@ -1,0 +1,488 @@
+"""Quadratic discriminant analysis: x | y = k ~ N(μ_k, Σ_k), one covariance per class.
+
+π ~ Dirichlet(a) and, independently for every class, the normal-inverse-Wishart prior of
+:class:`bayesgen.closed_form.NormalInverseWishart`: Σ_k ~ InverseWishart(ν₀, Ψ₀) and
+μ_k | Σ_k ~ N(m₀, Σ_k / κ₀), with the same resolved (m₀, κ₀, ν₀, Ψ₀) for every class. The
+sufficient statistics are the class counts N_k, the class means x̄_k and the class scatters
+S_k = Σ_{i: y_i = k} (x_i − x̄_k)(x_i − x̄_k)ᵀ. Each class's posterior is normal-inverse-Wishart
+again, with
+
+* κ_k = κ₀ + N_k,  m_k = (κ₀ m₀ + N_k x̄_k) / κ_k,  ν_k = ν₀ + N_k
+* Ψ_k = Ψ₀ + S_k + (κ₀ N_k / κ_k) (x̄_k − m₀)(x̄_k − m₀)ᵀ
+
+(:func:`bayesgen.closed_form.niw_posterior` on one class), so E[Σ_k | data] =
+Ψ_k / (ν_k − D − 1), and the exact draws, the joint mode and the posterior predictive are closed
+forms. Unlike GDA, the quadratic term −½ xᵀΣ_k⁻¹x differs between classes, so p(y | x) is not
+linear in x and every log-likelihood here is the full Gaussian log density.
+
+This module is the whole of QDA: it goes through :class:`bayesgen.families.base.Family` alone.
+The PyMC model imports PyMC and PyTensor inside :meth:`QuadraticFamily.pymc_model`.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, ClassVar
+
+import numpy as np
+import xarray as xr
+from scipy import stats as scipy_stats
+
+from bayesgen.closed_form import (
+    NormalInverseWishart,
+    add_lambda,
+    check_smoothing,
+    class_counts,
+    feature_counts,
+    niw_posterior,
+)
+from bayesgen.data import check_training_data
+from bayesgen.families import base
+from bayesgen.families.gda import standardised_problem
+
+if TYPE_CHECKING:
+    import pymc as pm
+
+#: The weak, data-centred prior of :meth:`QuadraticFamily.fit`, used for every class.
+DEFAULT_PRIOR = NormalInverseWishart()
+#: Elements of the whitened (draw, class, row, feature) block held at once by the log densities.
+_BLOCK_ELEMENTS = 4_000_000
+
+
+class QuadraticFamily(base.Family):
+    """Quadratic discriminant analysis, one covariance per class (see the module docstring)."""
+
+    name = "qda"
+    estimator = "QuadraticDiscriminantAnalysis"
+    cli_name = "qda"
+    feature_kind = "real"
+    smoothing = False
+    parameters: ClassVar[dict[str, tuple[str, ...]]] = {
+        "class_prob": ("class",),
+        "mu": ("class", "feature"),
+        "cov": ("class", "feature", "feature2"),
+    }
+    statistics: ClassVar[dict[str, tuple[str, ...]]] = {
+        "class_count": ("class",),
+        "class_mean": ("class", "feature"),
+        "scatter": ("class", "feature", "feature2"),
+    }
+
+    # -- closed forms (NumPy) ------------------------------------------------------------
+
+    def fit(
+        self,
+        X,
+        y,
+        *,
+        class_alpha: float = 1.0,
+        prior: NormalInverseWishart | None = DEFAULT_PRIOR,
+        feature_names=None,
+    ) -> xr.Dataset:
+        """Closed-form quadratic discriminant analysis, one covariance Σ_k per class.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+            Real-valued features.
+        y : array-like of shape (n_samples,)
+        class_alpha : float, default 1.0
+            Dirichlet concentration of the class prior; 0 gives the MLE π_k = N_k / N.
+        prior : NormalInverseWishart or None
+            With a prior (the same for every class), ``mu`` and ``cov`` are the posterior means
+            E[μ_k], E[Σ_k]; the resolved hyperparameters are stored as ``prior_mean``,
+            ``prior_scale`` and attrs. With ``None`` they are the maximum-likelihood estimates
+            x̄_k and S_k / N_k, which need more samples than features in every class.
+        feature_names : sequence of str, optional
+            Names of the columns of X; default DataFrame column names or ``x0, x1, ...``.
+
+        Returns
+        -------
+        xarray.Dataset
+            ``class_count``, ``class_mean``, ``scatter`` (class, feature, feature2);
+            ``class_prob``/``class_prob_mle``, ``mu``/``mu_mle`` (class, feature) and
+            ``cov``/``cov_mle`` (class, feature, feature2).
+
+        Raises
+        ------
+        ValueError
+            With ``prior=None``, for a class whose maximum-likelihood covariance is singular
+            (no more samples than features, or features constant or collinear within it);
+            with a prior, for a class whose E[Σ_k] does not exist (ν₀ + N_k ≤ D + 1).
+        """
+        class_alpha = check_smoothing(class_alpha, "class_alpha")
+        data = check_training_data(X, y, kind=self.feature_kind, feature_names=feature_names)
+        n_classes, n_features = len(data.classes), data.n_features
+        count = class_counts(data.y, n_classes)
+        mean, scatter = class_means_and_scatters(data.X, data.y, n_classes)
+        cov_mle = scatter / count[:, None, None]
+        variables = {
+            "class_count": (("class",), count),
+            "class_mean": (("class", "feature"), mean),
+            "scatter": (("class", "feature", "feature2"), scatter),
+            "class_prob": (("class",), add_lambda(count, data.n_samples, class_alpha, n_classes)),
+            "class_prob_mle": (("class",), count / data.n_samples),
+            "mu_mle": (("class", "feature"), mean),
+            "cov_mle": (("class", "feature", "feature2"), cov_mle),
+        }
+        attrs = {
+            "model": self.name,
+            "class_alpha": class_alpha,
+            "n_samples": data.n_samples,
+            "feature_names_given": int(data.names_given),
+            "prior": "none" if prior is None else "normal_inverse_wishart",
+        }
+        if prior is None:
+            _check_class_covariances(count, mean, scatter, data.classes, data.feature_names)
+            mu, cov = mean, cov_mle
+        else:
+            resolved = prior.resolve(data.X, data.feature_names)
+            posterior = per_class_niw_posterior(count, mean, scatter, resolved)
+            _check_mean_covariance_exists(posterior["dof"], count, data.classes, resolved)
+            mu = posterior["mean"]
+            cov = posterior["scale"] / (posterior["dof"] - n_features - 1)[:, None, None]
+            variables["prior_mean"] = (("feature",), resolved["mean"])
+            variables["prior_scale"] = (("feature", "feature2"), resolved["scale"])
+            attrs.update(prior_kappa=resolved["kappa"], prior_dof=resolved["dof"])
+        variables["mu"] = (("class", "feature"), mu)
+        variables["cov"] = (("class", "feature", "feature2"), cov)
+        coords = {
+            "class": data.classes,
+            "feature": data.feature_names,
+            "feature2": data.feature_names,
+        }
+        return xr.Dataset(variables, coords=coords, attrs=attrs)
+
+    def plug_in_log_joint(self, estimates: xr.Dataset, X) -> tuple[np.ndarray, None]:
+        """log N(x | μ_k, Σ_k) + log π_k with the point estimates; never zero-probability
+        orders (every class has a sample, so π_k > 0)."""
+        joint = gaussian_log_joint(
+            X,
+            estimates["class_prob"].values[None],
+            estimates["mu"].values[None],
+            estimates["cov"].values[None],
+        )
+        return joint[0], None
+
+    def predictive_log_joint(self, estimates: xr.Dataset, X) -> np.ndarray:
+        """Exact log p(x, y = k | data) under the per-class normal-inverse-Wishart posterior.
+
+        Integrating μ_k and Σ_k out of N(x | μ_k, Σ_k) gives a multivariate Student-t with
+        ν_k − D + 1 degrees of freedom, location m_k and shape Ψ_k (κ_k + 1) / (κ_k (ν_k − D +
+        1)); π is independent of the (μ_k, Σ_k) a posteriori, so its mean multiplies in.
+        """
+        if "prior_mean" not in estimates:
+            raise ValueError(
+                "posterior_predictive_proba: needs the normal-inverse-Wishart prior; these "
+                "estimates were fitted with prior=None (the MLE)."
+            )
+        X = np.asarray(X, dtype=np.float64)
+        post = _niw_parameters(estimates, posterior=True)
+        dof = post["dof"] - X.shape[1] + 1
+        joint = np.column_stack(
+            [
+                scipy_stats.multivariate_t.logpdf(
+                    X,
+                    loc=post["mean"][k],
+                    shape=post["scale"][k] * (kappa + 1) / (kappa * dof[k]),
+                    df=dof[k],
+                )
+                for k, kappa in enumerate(post["kappa"])
+            ]
+        )
+        return joint.reshape(X.shape[0], -1) + np.log(estimates["class_prob"].values)[None, :]
+
+    # -- the exact conjugate posterior -------------------------------------------------
+
+    def conjugate_draws(
+        self, estimates: xr.Dataset, rng, sample_shape, dtype, *, posterior: bool
+    ) -> dict[str, base.Variable]:
+        """π from its Dirichlet, then for each class Σ_k from its inverse-Wishart and
+        μ_k | Σ_k from its normal.
+
+        The order of the random draws (π, then Σ_0, μ_0, Σ_1, μ_1, …) is part of the result:
+        a seeded fit gives the same draws in every release.
+        """
+        concentration = base.class_concentration(estimates, posterior=posterior)
+        class_prob = base.dirichlet_draws(rng, concentration, sample_shape, dtype)
+        params = _niw_parameters(estimates, posterior=posterior)
+        n_classes, n_features = estimates.sizes["class"], estimates.sizes["feature"]
+        n_samples = int(np.prod(sample_shape))
+        mu = np.empty((n_samples, n_classes, n_features))
+        cov = np.empty((n_samples, n_classes, n_features, n_features))
+        for k in range(n_classes):
+            cov[:, k] = scipy_stats.invwishart.rvs(
+                df=params["dof"][k], scale=params["scale"][k], size=n_samples, random_state=rng
+            ).reshape(n_samples, n_features, n_features)
+            chol = np.linalg.cholesky(cov[:, k])
+            noise = rng.standard_normal((n_samples, n_features))
+            mu[:, k] = params["mean"][k] + np.einsum("sij,sj->si", chol, noise) / np.sqrt(
+                params["kappa"][k]
+            )
+        return {
+            "class_prob": (("class",), class_prob),
+            "mu": (("class", "feature"), mu.reshape(*sample_shape, n_classes, n_features)),
+            "cov": (
+                ("class", "feature", "feature2"),
+                cov.reshape(*sample_shape, n_classes, n_features, n_features),
+            ),
+        }
+
+    def conjugate_mode(self, estimates: xr.Dataset) -> dict[str, base.Variable]:
+        """π at its Dirichlet mode, μ_k = m_k and Σ_k = Ψ_k / (ν_k + D + 2).
+
+        That is the joint mode of (μ_k, Σ_k): the normal of μ_k adds one factor |Σ_k|^(-1/2) to
+        the inverse-Wishart density |Σ_k|^(-(ν_k + D + 1)/2) exp(−½ tr Ψ_k Σ_k⁻¹).
+        """
+        class_prob = base.dirichlet_mode(base.class_concentration(estimates, posterior=True))
+        params = _niw_parameters(estimates, posterior=True)
+        n_features = estimates.sizes["feature"]
+        cov = params["scale"] / (params["dof"] + n_features + 2)[:, None, None]
+        return {
+            "class_prob": (("class",), class_prob),
+            "mu": (("class", "feature"), params["mean"]),
+            "cov": (("class", "feature", "feature2"), cov),
+        }
+
+    # -- PyMC ----------------------------------------------------------------------------
+
+    def pymc_model(self, estimates: xr.Dataset) -> pm.Model:
+        """QDA as a PyMC model on the sufficient statistics.
+
+        For every class, the precision Λ_k ~ Wishart(ν₀, Ψ₀⁻¹) through its Bartlett
+        decomposition (Λ_k = L A_k A_kᵀ Lᵀ with χ² variates on the diagonal of A_k and N(0, 1)
+        below it, batched over the classes), μ_k | Λ_k ~ N(m₀, (κ₀ Λ_k)⁻¹) (free variables
+        ``mu_0``, ``mu_1``, …, stacked into the deterministic ``mu``), and the Gaussian
+        likelihood of the class statistics as a potential; Σ_k = Λ_k⁻¹ then follows the
+        inverse-Wishart prior whose posterior means are the closed form.
+
+        Parameters
+        ----------
+        estimates : xarray.Dataset
+            From :meth:`fit` with a normal-inverse-Wishart prior (its resolved hyperparameters
+            ``prior_mean``, ``prior_scale``, ``prior_kappa``, ``prior_dof``).
+        """
+        import pymc as pm
+        import pytensor.tensor as pt
+
+        from bayesgen.generative import class_prob_prior, model_coords, positive_priors
+
+        if "prior_mean" not in estimates:
+            raise ValueError(
+                "stats: the QDA model needs the prior hyperparameters; compute stats with "
+                "closed_form.qda(X, y, prior=NormalInverseWishart(...)), not prior=None."
+            )
+        _, class_alpha = positive_priors(estimates, needs_alpha=False)
+        n_classes, n_features = estimates.sizes["class"], estimates.sizes["feature"]
+        with pm.Model(coords=model_coords(estimates)) as model:
+            # Hyperparameters are data too, so one compiled graph serves every data set of
+            # this shape.
+            prior_mean = pm.Data("prior_mean", estimates["prior_mean"].values, dims="feature")
+            prior_kappa = pm.Data("prior_kappa", estimates.attrs["prior_kappa"])
+            prior_dof = pm.Data("prior_dof", estimates.attrs["prior_dof"])
+            scale_chol = np.linalg.cholesky(np.linalg.inv(estimates["prior_scale"].values))
+            scale_chol = pm.Data("prior_precision_chol", scale_chol, dims=("feature", "feature2"))
+            class_count, _ = class_prob_prior(estimates, class_alpha)
+            class_mean = pm.Data(
+                "class_mean", estimates["class_mean"].values, dims=("class", "feature")
+            )
+            # Any R_k with S_k = R_k R_kᵀ turns tr(Λ_k S_k) into a sum of squares; eigh
+            # tolerates a singular S_k (a class with fewer samples than features).
+            root = pm.Data(
+                "scatter_root",
+                _matrix_roots(estimates["scatter"].values),
+                dims=("class", "feature", "feature2"),
+            )
+            lower = np.tril_indices(n_features, k=-1)
+            diagonal = np.arange(n_features)
+            chi2 = pm.ChiSquared(
+                "bartlett_chi2", nu=prior_dof - diagonal, shape=(n_classes, n_features)
+            )
+            below = pm.Normal("bartlett_normal", 0.0, 1.0, shape=(n_classes, len(lower[0])))
+            factor = pt.zeros((n_classes, n_features, n_features))
+            factor = pt.set_subtensor(factor[:, diagonal, diagonal], pt.sqrt(chi2))
+            factor = pt.set_subtensor(factor[:, lower[0], lower[1]], below)
+            prec_chol = pt.matmul(scale_chol, factor)  # (class, feature, feature2), lower
+            precision = pt.matmul(prec_chol, prec_chol.mT)
+            # One MvNormal per class: PyMC 6.4 gives a wrongly shaped (and wrong) log density
+            # for one MvNormal whose batched precision depends on other random variables.
+            mu = pt.stack(
+                [
+                    pm.MvNormal(
+                        f"mu_{k}", mu=prior_mean, tau=prior_kappa * precision[k], dims="feature"
+                    )
+                    for k in range(n_classes)
+                ]
+            )
+            log_det_precision = 2 * pt.sum(
+                pt.log(pt.diagonal(prec_chol, axis1=-2, axis2=-1)), axis=-1
+            )
+            # vᵀΛ_k v = |L_kᵀ v|², batched over the classes.
+            whitened_scatter = pt.matmul(prec_chol.mT, root)
+            whitened_offset = pt.matmul(prec_chol.mT, (class_mean - mu)[:, :, None])[:, :, 0]
+            # Σ_i log N(x_i | μ_{y_i}, Σ_{y_i}) from the statistics, without −ND/2 log 2π.
+            pm.Potential(
+                "gaussian_loglik",
+                pt.sum(
+                    0.5 * class_count * log_det_precision
+                    - 0.5 * pt.sum(whitened_scatter**2, axis=(-2, -1))
+                    - 0.5 * class_count * pt.sum(whitened_offset**2, axis=-1)
+                ),
+            )
+            pm.Deterministic("mu", mu, dims=("class", "feature"))
+            pm.Deterministic("cov", pt.linalg.inv(precision), dims=("class", "feature", "feature2"))
+        return model
+
+    def map_problem(self, estimates: xr.Dataset):
+        """The statistics and prior of the standardised features, and the map of a point
+        found there back (see :func:`bayesgen.families.gda.standardised_problem`); s is the
+        pooled within-class standard deviation, Σ_k S_k summed over the classes."""
+        return standardised_problem(estimates, estimates["scatter"].values.sum(axis=0))
+
+    # -- prediction from draws ------------------------------------------------------------
+
+    def draw_log_joint(self, estimates: xr.Dataset, X, draws: xr.Dataset) -> np.ndarray:
+        """log N(x | μ_k, Σ_k) + log π_k for every draw, in float64 through Cholesky factors."""
+        return gaussian_log_joint(
+            X,
+            draws["class_prob"].values.astype(np.float64),
+            draws["mu"].values.astype(np.float64),
+            draws["cov"].values.astype(np.float64),
+        )
+
+
+FAMILY = QuadraticFamily()
+
+
+# --------------------------------------------------------------------------------------------
+# Pure NumPy pieces.
+
+
+def class_means_and_scatters(
+    X: np.ndarray, y: np.ndarray, n_classes: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Class means x̄_k (n_classes, n_features) and the class scatters
+    S_k = Σ_{i: y_i = k} (x_i − x̄_k)(x_i − x̄_k)ᵀ (n_classes, n_features, n_features)."""
+    means = feature_counts(X, y, n_classes) / class_counts(y, n_classes)[:, None]
+    centered = X - means[y]
+    scatter = np.stack([centered[y == k].T @ centered[y == k] for k in range(n_classes)])
+    return means, scatter
+
+
+def per_class_niw_posterior(class_count, class_mean, scatter, prior: dict) -> dict:
+    """(m_k, κ_k, ν_k, Ψ_k) of each class's own normal-inverse-Wishart posterior."""
+    per_class = [
+        niw_posterior(class_count[k : k + 1], class_mean[k : k + 1], scatter[k], prior)
+        for k in range(len(class_count))
+    ]
+    return {
+        "mean": np.concatenate([post["mean"] for post in per_class]),
+        "kappa": np.concatenate([post["kappa"] for post in per_class]),
+        "dof": np.array([post["dof"] for post in per_class], dtype=np.float64),
+        "scale": np.stack([post["scale"] for post in per_class]),
+    }
+
+
+def gaussian_log_joint(X, class_prob, mu, cov) -> np.ndarray:
+    """log N(x | μ_k, Σ_k) + log π_k for a batch of parameters.
+
+    ``class_prob`` (S, K), ``mu`` (S, K, D), ``cov`` (S, K, D, D); returns (S, n, K). Each Σ_k
+    enters through its Cholesky factor L (log |Σ| = 2 Σ log L_ii, the quadratic form |L⁻¹(x −
+    μ)|²), computed for blocks of draws so that the whitened differences stay small.
+    """
+    X = np.asarray(X, dtype=np.float64)
+    n_draws, n_classes, n_features = mu.shape
+    n_rows = X.shape[0]
+    chol = np.linalg.cholesky(cov)
+    inverse_chol = np.linalg.inv(chol)  # D is small; one batched inverse beats S·K solves
+    log_det = 2 * np.log(np.diagonal(chol, axis1=-2, axis2=-1)).sum(axis=-1)  # (S, K)
+    constant = -0.5 * (n_features * np.log(2 * np.pi) + log_det) + base.log(class_prob)
+    whitened_mu = np.einsum("skij,skj->ski", inverse_chol, mu)
+    out = np.empty((n_draws, n_rows, n_classes))
+    step = max(1, _BLOCK_ELEMENTS // max(1, n_classes * n_rows * n_features))
+    # Huge X may overflow here; normalize_log_proba then names the row instead of a warning.
+    with np.errstate(over="ignore", invalid="ignore"):
+        for start in range(0, n_draws, step):
+            block = slice(start, start + step)
+            whitened = np.einsum("nj,skij->skni", X, inverse_chol[block])
+            whitened -= whitened_mu[block][:, :, None, :]
+            quadratic = np.einsum("skni,skni->snk", whitened, whitened)
+            out[block] = constant[block][:, None, :] - 0.5 * quadratic
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# Private helpers.
+
+
+def _niw_parameters(estimates: xr.Dataset, *, posterior: bool) -> dict:
+    """(m_k, κ_k, ν_k, Ψ_k) per class of the posterior, or of the prior (no data)."""
+    prior = {
+        "mean": estimates["prior_mean"].values,
+        "kappa": estimates.attrs["prior_kappa"],
+        "dof": estimates.attrs["prior_dof"],
+        "scale": estimates["prior_scale"].values,
+    }
+    count = estimates["class_count"].values
+    if posterior:
+        return per_class_niw_posterior(
+            count, estimates["class_mean"].values, estimates["scatter"].values, prior
+        )
+    n_classes, n_features = estimates.sizes["class"], estimates.sizes["feature"]
+    return {
+        "mean": np.broadcast_to(prior["mean"], (n_classes, n_features)),
+        "kappa": np.full(n_classes, prior["kappa"]),
+        "dof": np.full(n_classes, prior["dof"]),
+        "scale": np.broadcast_to(prior["scale"], (n_classes, n_features, n_features)),
+    }
+
+
+def _check_class_covariances(count, class_mean, scatter, classes, feature_names) -> None:
+    """Raise a ValueError naming the class when its maximum-likelihood Σ_k is singular."""
+    n_features = scatter.shape[-1]
+    advice = "Fit with a prior (prior=NormalInverseWishart()), which every class can use"
+    for k, label in enumerate(classes):
+        if count[k] <= n_features:
+            raise ValueError(
+                f"X: class {label!r} has {int(count[k])} samples for {n_features} features, "
+                "so its maximum-likelihood covariance is singular (QDA needs more samples than "
+                f"features in every class). {advice}, or use fewer features or more rows."
+            )
+        variance = np.diag(scatter[k])
+        reference = variance + count[k] * np.square(class_mean[k])
+        constant = np.flatnonzero(variance <= 1e-12 * reference)
+        if constant.size:
+            names = [str(feature_names[j]) for j in constant[:10]]
+            raise ValueError(
+                f"X: the covariance of class {label!r} is singular because features {names} "
+                f"do not vary within it. {advice}, or drop those features."
+            )
+        std = np.sqrt(variance)
+        eigenvalues, eigenvectors = np.linalg.eigh(scatter[k] / np.outer(std, std))
+        null = eigenvalues < 1e-10 * n_features
+        if np.any(null):
+            loadings = np.abs(eigenvectors[:, null]).max(axis=1)
+            names = [str(feature_names[j]) for j in np.flatnonzero(loadings > 1e-3)[:10]]
+            raise ValueError(
+                f"X: the covariance of class {label!r} is singular because features {names} "
+                f"are collinear within it. {advice}, or drop one of them."
+            )
+
+
+def _check_mean_covariance_exists(dof, count, classes, prior: dict) -> None:
+    """E[Σ_k] = Ψ_k / (ν_k − D − 1) exists only for ν_k = ν₀ + N_k > D + 1."""
+    n_features = prior["scale"].shape[0]
+    bad = np.flatnonzero(dof <= n_features + 1)
+    if bad.size:
+        k = bad[0]
+        raise ValueError(
+            f"prior dof: class {classes[k]!r} has N_k = {int(count[k])} samples, and "
+            f"ν₀ + N_k = {dof[k]:g} ≤ D + 1 = {n_features + 1} leaves its posterior mean "
+            f"covariance undefined; use dof > {n_features + 1 - count[k]:g} (the default is "
+            f"D + 2 = {n_features + 2})."
+        )
+
+
+def _matrix_roots(matrices: np.ndarray) -> np.ndarray:
+    """R_k with R_k R_kᵀ = S_k for a stack of positive semi-definite matrices."""
+    eigenvalues, eigenvectors = np.linalg.eigh(matrices)
+    return eigenvectors * np.sqrt(np.clip(eigenvalues, 0.0, None))[..., None, :]
