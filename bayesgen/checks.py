@@ -208,7 +208,7 @@ def compare(
     >>> compare(clf.fit(X, ["ham", "ham", "spam", "spam"])).ok
     True
     """
-    est._check_fitted()
+    est.check_fitted()
     stats = est.closed_form_
     model = stats.attrs["model"]
     model_family = family(stats)

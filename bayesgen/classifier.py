@@ -179,7 +179,7 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
 
     def posterior_mean(self) -> xr.Dataset:
         """Posterior means of every parameter (dims class, feature, ...), in float64."""
-        self._check_fitted()
+        self.check_fitted()
         # Accumulate in float64 without a float64 copy of (possibly gigabytes of) float32 draws.
         return (
             self.idata_["posterior"]
@@ -196,7 +196,7 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         -------
         xarray.DataArray of dims (chain, draw, obs, class)
         """
-        self._check_fitted()
+        self.check_fitted()
         self._check_n_features(X)
         X = cf.prediction_features(self.closed_form_, X)
         posterior = self.idata_["posterior"].to_dataset()
@@ -245,7 +245,7 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
 
     def predict(self, X) -> np.ndarray:
         """The class with the highest posterior-mean probability."""
-        self._check_fitted()  # before classes_ is read, so unfitted raises NotFittedError
+        self.check_fitted()  # before classes_ is read, so unfitted raises NotFittedError
         return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
 
     def predict_log_proba(self, X) -> np.ndarray:
@@ -272,7 +272,8 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
                 "vectorizer) as at fit."
             )
 
-    def _check_fitted(self) -> None:
+    def check_fitted(self) -> None:
+        """Raise scikit-learn's ``NotFittedError`` unless :meth:`fit` has run."""
         if not hasattr(self, "idata_"):
             raise NotFittedError(
                 f"This {type(self).__name__} is not fitted yet; call fit(X, y) first."
@@ -303,7 +304,7 @@ class NaiveBayesClassifier(GenerativeClassifier):
         :func:`bayesgen.closed_form.posterior_predictive_proba`). Differs from
         :meth:`predict_proba`, which averages the plug-in p(y | x, θ) over posterior draws.
         """
-        self._check_fitted()
+        self.check_fitted()
         self._check_n_features(X)
         return cf.posterior_predictive_proba(self.closed_form_, X)
 

@@ -439,7 +439,7 @@ class QuadraticDiscriminantAnalysis(GenerativeClassifier):
         """Exact posterior predictive p(y | x, data): μ_k and Σ_k integrated out, each class a
         multivariate Student-t (:meth:`bayesgen.families.qda.QuadraticFamily.predictive_log_joint`).
         Differs from :meth:`predict_proba`, which averages p(y | x, θ) over posterior draws."""
-        self._check_fitted()
+        self.check_fitted()
         self._check_n_features(X)
         return cf.posterior_predictive_proba(self.closed_form_, X)
 

@@ -251,7 +251,7 @@ def save(estimator, path) -> Path:
         ``path`` does not end in ``.nc``, names a folder or lies under a file; or a
         hyperparameter cannot be stored as JSON.
     """
-    estimator._check_fitted()
+    estimator.check_fitted()
     path = Path(path)
     if path.suffix != ".nc":
         raise ValueError(f"path: expected a .nc file name; got {str(path)!r}.")

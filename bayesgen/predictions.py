@@ -36,7 +36,7 @@ def predictive_probabilities(est, X) -> dict[str, np.ndarray]:
         analytically (Dirichlet-multinomial, or the add-λ plug-in for Bernoulli and categorical
         features; a multivariate Student-t for conjugate GDA; absent under the LKJ prior).
     """
-    est._check_fitted()
+    est.check_fitted()
     stats = est.closed_form_
     out = {_plug_in_name(stats): cf.predict_proba(stats, X)}
     if getattr(est, "map_", None) is not None and not _has_unbounded_density(stats):

@@ -69,7 +69,7 @@ def report(
     pathlib.Path
         The path of ``index.html``.
     """
-    est._check_fitted()
+    est.check_fitted()
     if (X_test is None) != (y_test is None):
         raise ValueError("X_test and y_test: pass both or neither.")
     out = Path(out_dir)
