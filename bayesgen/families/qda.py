@@ -66,6 +66,47 @@ class QuadraticFamily(base.Family):
         "class_mean": ("class", "feature"),
         "scatter": ("class", "feature", "feature2"),
     }
+    # -- plots and the report (see base.Family) --
+    plot_variables = ("class_prob", "mu")
+    variable_symbols: ClassVar[dict[str, str]] = {"mu": "μ", "cov": "Σ"}
+    top_parameter_label = "standardised class mean (μ_kj − c_j) / s_j"
+    top_parameter_caption = "class means furthest from the overall mean, in within-class SDs"
+
+    # -- plots and the report -------------------------------------------------------------
+
+    def feature_scores(self, estimates: xr.Dataset) -> np.ndarray:
+        """How far the class means of each feature lie from its overall mean, in pooled
+        within-class standard deviations (the largest over the classes)."""
+        return np.abs(_standardised_means(estimates, estimates["mu"])).max(axis=0).values
+
+    def top_parameters(self, estimates: xr.Dataset, posterior: xr.Dataset) -> base.TopParameters:
+        """Each class's standardised means (μ_kj − c_j) / s_j, ranked by their closed form:
+        QDA has no linear weights, and these say which features set a class apart."""
+        draws = _standardised_means(estimates, posterior["mu"])
+        scores = np.abs(_standardised_means(estimates, estimates["mu"]).values)
+        return base.TopParameters(draws.transpose("chain", "draw", "class", "feature"), scores)
+
+    def report_sections(self, est, X_test, y_test):
+        """The pair plot of the class means; the decision-boundary plot draws linear
+        boundaries, which QDA's are not."""
+        from bayesgen import plots
+
+        yield (
+            base.ReportSection(
+                "Class means",
+                "Joint posterior draws of the class means μ (pairs of class × feature); round "
+                "clouds mean independent uncertainty, tilted clouds correlated uncertainty.",
+                "mu_pair.png",
+            ),
+            lambda: plots.plot_mu_pair(est),
+        )
+        yield (
+            base.ReportSection(
+                "Decision boundary",
+                "Not drawn: QDA's boundaries are quadratic, and the plot draws linear ones.",
+            ),
+            None,
+        )
 
     # -- closed forms (NumPy) ------------------------------------------------------------
 
@@ -338,6 +379,26 @@ class QuadraticFamily(base.Family):
         pooled within-class standard deviation, Σ_k S_k summed over the classes."""
         return standardised_problem(estimates, estimates["scatter"].values.sum(axis=0))
 
+    # -- the comparison (bayesgen.checks) -------------------------------------------------
+
+    def expected(
+        self,
+        estimates: xr.Dataset,
+        *,
+        alpha: float | None,
+        class_alpha: float,
+        options: dict,
+        map_method: str | None,
+    ) -> list:
+        """π, μ_k and Σ_k under each class's normal-inverse-Wishart posterior (see
+        :mod:`bayesgen.families.qda_checks`). Σ_k's mode is compared only for a closed-form
+        MAP: find_MAP's is that of the Bartlett variables."""
+        from bayesgen.families.qda_checks import qda_expected
+
+        return qda_expected(
+            estimates, class_alpha=class_alpha, exact_map=map_method == "closed_form"
+        )
+
     # -- prediction from draws ------------------------------------------------------------
 
     def draw_log_joint(self, estimates: xr.Dataset, X, draws: xr.Dataset) -> np.ndarray:
@@ -380,6 +441,11 @@ def per_class_niw_posterior(class_count, class_mean, scatter, prior: dict) -> di
         "dof": np.array([post["dof"] for post in per_class], dtype=np.float64),
         "scale": np.stack([post["scale"] for post in per_class]),
     }
+
+
+def niw_posterior_parameters(estimates: xr.Dataset) -> dict:
+    """(m_k, κ_k, ν_k, Ψ_k) of every class's posterior, from a fit with a prior."""
+    return _niw_parameters(estimates, posterior=True)
 
 
 def gaussian_log_joint(X, class_prob, mu, cov) -> np.ndarray:
@@ -434,6 +500,17 @@ def _niw_parameters(estimates: xr.Dataset, *, posterior: bool) -> dict:
         "dof": np.full(n_classes, prior["dof"]),
         "scale": np.broadcast_to(prior["scale"], (n_classes, n_features, n_features)),
     }
+
+
+def _standardised_means(estimates: xr.Dataset, mu: xr.DataArray) -> xr.DataArray:
+    """(μ_kj − c_j) / s_j: c the overall mean, s² the pooled within-class variance (s = 1 for
+    a feature constant within every class)."""
+    count = estimates["class_count"].values.astype(np.float64)
+    center = count @ estimates["class_mean"].values / count.sum()
+    pooled = np.diagonal(estimates["scatter"].values, axis1=-2, axis2=-1).sum(axis=0)
+    scale = np.sqrt(pooled / count.sum())
+    scale = np.where(scale > 0, scale, 1.0)
+    return (mu - xr.DataArray(center, dims="feature")) / xr.DataArray(scale, dims="feature")
 
 
 def _check_class_covariances(count, class_mean, scatter, classes, feature_names) -> None:
