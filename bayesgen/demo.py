@@ -106,7 +106,7 @@ def print_closed_forms(*, alpha: float = 1.0) -> None:
 
 
 def demo_jobs(args: argparse.Namespace) -> list[Job]:
-    """The demo's fits: digits (three event models), wine (GDA) and a text corpus."""
+    """The demo's fits: digits (three event models), wine (GDA and QDA) and a text corpus."""
     from sklearn.datasets import load_digits, load_wine
 
     import bayesgen
@@ -156,6 +156,7 @@ def demo_jobs(args: argparse.Namespace) -> list[Job]:
             dy_test,
         ),
         Job("wine-gda", bayesgen.GaussianDiscriminantAnalysis(**common), *w),
+        Job("wine-qda", bayesgen.QuadraticDiscriminantAnalysis(**common), *w),
         Job(
             f"{corpus}-multinomial",
             bayesgen.MultinomialNB(alpha=args.alpha, **common),
