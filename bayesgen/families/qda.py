@@ -520,7 +520,7 @@ def _check_class_covariances(count, class_mean, scatter, classes, feature_names)
     for k, label in enumerate(classes):
         if count[k] <= n_features:
             raise ValueError(
-                f"X: class {label!r} has {int(count[k])} samples for {n_features} features, "
+                f"X: class {str(label)!r} has {int(count[k])} samples for {n_features} features, "
                 "so its maximum-likelihood covariance is singular (QDA needs more samples than "
                 f"features in every class). {advice}, or use fewer features or more rows."
             )
@@ -530,7 +530,7 @@ def _check_class_covariances(count, class_mean, scatter, classes, feature_names)
         if constant.size:
             names = [str(feature_names[j]) for j in constant[:10]]
             raise ValueError(
-                f"X: the covariance of class {label!r} is singular because features {names} "
+                f"X: the covariance of class {str(label)!r} is singular because features {names} "
                 f"do not vary within it. {advice}, or drop those features."
             )
         std = np.sqrt(variance)
@@ -540,7 +540,7 @@ def _check_class_covariances(count, class_mean, scatter, classes, feature_names)
             loadings = np.abs(eigenvectors[:, null]).max(axis=1)
             names = [str(feature_names[j]) for j in np.flatnonzero(loadings > 1e-3)[:10]]
             raise ValueError(
-                f"X: the covariance of class {label!r} is singular because features {names} "
+                f"X: the covariance of class {str(label)!r} is singular because features {names} "
                 f"are collinear within it. {advice}, or drop one of them."
             )
 
@@ -552,7 +552,7 @@ def _check_mean_covariance_exists(dof, count, classes, prior: dict) -> None:
     if bad.size:
         k = bad[0]
         raise ValueError(
-            f"prior dof: class {classes[k]!r} has N_k = {int(count[k])} samples, and "
+            f"prior dof: class {str(classes[k])!r} has N_k = {int(count[k])} samples, and "
             f"ν₀ + N_k = {dof[k]:g} ≤ D + 1 = {n_features + 1} leaves its posterior mean "
             f"covariance undefined; use dof > {n_features + 1 - count[k]:g} (the default is "
             f"D + 2 = {n_features + 2})."
