@@ -161,8 +161,8 @@ def _parser() -> argparse.ArgumentParser:
         help="run every model on bundled data: comparisons, reports and saved models",
         description="Print the closed forms of the lecture example, then fit every model "
         "(digits counts: multinomial; binarized digits: Bernoulli; binned digits: categorical; "
-        "wine: GDA; a bundled text corpus: multinomial and Bernoulli), print each comparison "
-        "verdict, and write reports under reports/ and models under models/.",
+        "wine: GDA and QDA; a bundled text corpus: multinomial and Bernoulli), print each "
+        "comparison verdict, and write reports under reports/ and models under models/.",
     )
     demo.add_argument(
         "--dataset",

@@ -54,6 +54,7 @@ def test_demo_prints_the_lecture_notes_answer_and_every_verdict(capsys, tmp_path
             "digits-bernoulli.nc",
             "digits-categorical.nc",
             "wine-gda.nc",
+            "wine-qda.nc",
             "toy-spam-multinomial.nc",
             "toy-spam-bernoulli.nc",
         ]

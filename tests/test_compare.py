@@ -772,12 +772,7 @@ def family_training_data(kind: str):
 def _family_names():
     from bayesgen.families import FAMILIES
 
-    # QDA's comparison blocks are being written: this turns into a failure (strict) when they
-    # exist, so that the mark is removed.
-    pending = pytest.mark.xfail(raises=NotImplementedError, strict=True, reason="QDA's expected")
-    return [
-        pytest.param(name, marks=pending) if name == "qda" else name for name in sorted(FAMILIES)
-    ]
+    return sorted(FAMILIES)
 
 
 @pytest.mark.parametrize("name", _family_names())
