@@ -1,0 +1,155 @@
+"""Gaussian closed forms: the normal-inverse-Wishart prior and posterior, the linear form of
+GDA, and the check that a pooled covariance can be inverted (NumPy only).
+
+:mod:`bayesgen.closed_form` re-exports every public name, its home before 0.2; the GDA and
+QDA families (:mod:`bayesgen.families`) build on them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class NormalInverseWishart:
+    """Conjugate prior for GDA with a shared covariance.
+
+    Σ ~ InverseWishart(ν₀, Ψ₀) and μ_k | Σ ~ N(m₀, Σ / κ₀) independently for each class.
+    Given class counts N_k, class means x̄_k and the pooled within-class scatter S, the posterior
+    is Σ | data ~ InverseWishart(ν_N, Ψ_N) and μ_k | Σ, data ~ N(m_k, Σ / κ_k) with
+
+    * κ_k = κ₀ + N_k,  m_k = (κ₀ m₀ + N_k x̄_k) / κ_k
+    * ν_N = ν₀ + N,    Ψ_N = Ψ₀ + S + Σ_k (κ₀ N_k / κ_k) (x̄_k - m₀)(x̄_k - m₀)ᵀ
+
+    so E[μ_k | data] = m_k and E[Σ | data] = Ψ_N / (ν_N - D - 1).
+
+    Parameters
+    ----------
+    mean : array-like of shape (n_features,), optional
+        m₀. Default: the grand mean of X (centres the prior on the data's location).
+    kappa : float, default 0.01
+        κ₀, the prior's weight on m₀ in pseudo-observations: 0.01 is weak (prior sd of μ_k
+        is 10 times the within-class sd).
+    dof : float, optional
+        ν₀ > D - 1. Default D + 2, the fewest degrees of freedom for which E[Σ] exists.
+    scale : array-like of shape (n_features, n_features), optional
+        Ψ₀, positive definite. Default (ν₀ - D - 1) diag(s²) with s² the overall variance of each
+        feature, so that the prior mean of Σ is diag(s²) (for ν₀ ≤ D + 1, where that mean does
+        not exist, diag(s²)).
+    """
+
+    mean: np.ndarray | None = None
+    kappa: float = 0.01
+    dof: float | None = None
+    scale: np.ndarray | None = None
+
+    def resolve(self, X: np.ndarray, feature_names) -> dict:
+        """Fill the data-dependent defaults; returns m₀, κ₀, ν₀, Ψ₀ as arrays."""
+        n_features = X.shape[1]
+        dof = float(n_features + 2 if self.dof is None else self.dof)
+        if dof <= n_features - 1:
+            raise ValueError(
+                f"prior dof: expected ν₀ > n_features - 1 = {n_features - 1}; got {dof}."
+            )
+        if not self.kappa > 0:
+            raise ValueError(f"prior kappa: expected κ₀ > 0; got {self.kappa}.")
+        mean = X.mean(axis=0) if self.mean is None else np.asarray(self.mean, dtype=np.float64)
+        if self.scale is None:
+            variance = X.var(axis=0)
+            constant = np.flatnonzero(variance <= 1e-12 * (X.mean(axis=0) ** 2 + 1e-300))
+            if constant.size:
+                names = [str(feature_names[j]) for j in constant[:10]]
+                raise ValueError(
+                    f"X: features {names} are constant, so the default prior scale has no "
+                    "variance to centre on. Drop those features."
+                )
+            # (ν₀ - D - 1) diag(s²) puts the prior mean of Σ on diag(s²); that mean exists only
+            # for ν₀ > D + 1, below which Ψ₀ = diag(s²).
+            excess = dof - n_features - 1
+            scale = np.diag(variance) * (excess if excess > 0 else 1.0)
+        else:
+            scale = np.asarray(self.scale, dtype=np.float64)
+        if mean.shape != (n_features,) or scale.shape != (n_features, n_features):
+            raise ValueError(
+                f"prior: expected mean of shape ({n_features},) and scale of shape "
+                f"({n_features}, {n_features}); got {mean.shape} and {scale.shape}."
+            )
+        if not np.allclose(scale, scale.T) or np.linalg.eigvalsh(scale).min() <= 0:
+            raise ValueError("prior scale: expected a symmetric positive-definite matrix Ψ₀.")
+        return {"mean": mean, "kappa": float(self.kappa), "dof": dof, "scale": scale}
+
+
+def niw_posterior(class_count, class_mean, scatter, prior: dict) -> dict:
+    """Hyperparameters (m_k, κ_k, ν_N, Ψ_N) of the normal-inverse-Wishart posterior."""
+    kappa_post = prior["kappa"] + class_count
+    mean_post = (prior["kappa"] * prior["mean"] + class_count[:, None] * class_mean) / kappa_post[
+        :, None
+    ]
+    offset = class_mean - prior["mean"]
+    shrink = prior["kappa"] * class_count / kappa_post
+    scale_post = prior["scale"] + scatter + np.einsum("k,ki,kj->ij", shrink, offset, offset)
+    return {
+        "mean": mean_post,
+        "kappa": kappa_post,
+        "dof": prior["dof"] + class_count.sum(),
+        "scale": scale_post,
+    }
+
+
+def gda_linear_form(class_prob, mu, cov) -> tuple[np.ndarray, np.ndarray]:
+    """Softmax form of GDA: w_k = Σ⁻¹μ_k and b_k = -½ μ_kᵀ Σ⁻¹ μ_k + log π_k.
+
+    Works on a batch of draws: ``class_prob`` (..., K), ``mu`` (..., K, D), ``cov`` (..., D, D).
+    Two classes reduce to the logistic θ = w_1 - w_0, θ₀ = b_1 - b_0.
+    """
+    mu = np.asarray(mu)
+    coef = np.linalg.solve(cov[..., None, :, :], mu[..., None])[..., 0]
+    with np.errstate(divide="ignore"):
+        intercept = -0.5 * np.sum(mu * coef, axis=-1) + np.log(class_prob)
+    return coef, intercept
+
+
+def check_pooled_covariance(
+    scatter: np.ndarray, class_count: np.ndarray, feature_names, class_mean=None
+) -> None:
+    """Raise a ValueError naming the features when the pooled covariance is singular.
+
+    A feature counts as constant within classes when its within-class scatter is below 1e-12
+    of its own sum of squares Σ_i x_ij² = S_jj + Σ_k N_k x̄_kj² (so features in very different
+    units are judged each on its own scale); that needs ``class_mean`` (n_classes,
+    n_features). Without it, the scatter is compared with the largest one.
+    """
+    n_samples, n_classes = class_count.sum(), len(class_count)
+    n_features = scatter.shape[0]
+    variance = np.diag(scatter)
+    if class_mean is None:
+        reference = max(np.abs(variance).max(), np.finfo(float).tiny)
+    else:
+        reference = variance + np.asarray(class_count) @ np.square(class_mean)
+    constant = np.flatnonzero(variance <= 1e-12 * reference)
+    if constant.size:
+        names = [str(feature_names[j]) for j in constant[:10]]
+        raise ValueError(
+            f"X: the pooled covariance is singular because features {names} do not vary "
+            "within classes. Drop them, or fit with a prior (prior=NormalInverseWishart())."
+        )
+    if n_samples - n_classes < n_features:
+        raise ValueError(
+            f"X: the pooled covariance is singular: {int(n_samples)} samples in {n_classes} "
+            f"classes leave {int(n_samples - n_classes)} degrees of freedom for {n_features} "
+            "features. Use fewer features, more rows, or a prior (prior=NormalInverseWishart())."
+        )
+    std = np.sqrt(variance)
+    correlation = scatter / np.outer(std, std)
+    eigenvalues, eigenvectors = np.linalg.eigh(correlation)
+    null = eigenvalues < 1e-10 * n_features
+    if np.any(null):
+        loadings = np.abs(eigenvectors[:, null]).max(axis=1)
+        involved = [str(feature_names[j]) for j in np.flatnonzero(loadings > 1e-3)[:10]]
+        raise ValueError(
+            f"X: the pooled covariance is singular because features {involved} are collinear "
+            "(one is a linear combination of the others within classes). Drop one of them, or "
+            "fit with a prior (prior=NormalInverseWishart())."
+        )
