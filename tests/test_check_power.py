@@ -22,6 +22,7 @@ from bayesgen import (
     CategoricalNB,
     GaussianDiscriminantAnalysis,
     MultinomialNB,
+    QuadraticDiscriminantAnalysis,
     compare,
 )
 from bayesgen.cli import main
@@ -399,6 +400,17 @@ def test_gda_with_the_wrong_spread_of_mu_is_rejected(gda, scale):
     assert (rows(result, "mu")["z"].abs() <= result.settings["z_threshold"]).all()
 
 
+@pytest.mark.parametrize("scale", [0.5, 2.0])
+def test_qda_with_the_wrong_spread_of_mu_is_rejected(scale):
+    qda = fit(QuadraticDiscriminantAnalysis, gaussian_data())
+    m = qda.closed_form_["mu"].values  # the posterior means m_k, from the closed form
+    mu = qda.idata_["posterior"]["mu"].values
+    result = compare(with_posterior(qda, mu=m + scale * (mu - m)))
+    assert not result.ok
+    assert (rows(result, "mu")["z_sd"].abs() > result.settings["z_threshold"]).all()
+    assert compare(qda).ok  # the same fit with its own draws passes
+
+
 @pytest.mark.parametrize("dof_change", [-20, 40])
 def test_gda_with_sigma_from_the_wrong_dof_is_rejected(gda, dof_change):
     """Σ ~ IW(ν', Ψ (ν' − D − 1) / (ν_N − D − 1)): the right mean with the wrong spread."""
@@ -613,6 +625,7 @@ CALIBRATION = {
     "bernoulli": (BernoulliNB, lambda: binary_data(n_features=30, n=60, seed=21)),
     "categorical": (CategoricalNB, lambda: categorical_data(n_features=10, n=60, seed=22)),
     "gda": (GaussianDiscriminantAnalysis, lambda: gaussian_data(3, 4, n=90, seed=23)),
+    "qda": (QuadraticDiscriminantAnalysis, lambda: gaussian_data(3, 4, n=90, seed=24)),
     # text-like: a third to a half of the cells have zero counts, so most marginals are skewed
     # Beta(1 + n, ~N) whose sample mean and SD drop together when the rare large draws are
     # missing (the reason for the closed-form SD and kurtosis in the Monte Carlo errors)
