@@ -64,9 +64,24 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         self._validate_params()
         _warn_column_vector(y)
         stats = self._closed_form(X, y, feature_names=feature_names)
-        self.closed_form_ = stats
-        self.idata_ = self._infer(stats)
-        self.map_ = self._find_map(stats) if self.compute_map else None
+        idata = self._infer(stats)
+        return self.set_posterior(stats, idata, self._find_map(stats) if self.compute_map else None)
+
+    def set_posterior(self, closed_form: xr.Dataset, idata: xr.DataTree, map_point=None):
+        """Hold a posterior as :meth:`fit` leaves it (used to load a saved model); returns self.
+
+        Parameters
+        ----------
+        closed_form : xarray.Dataset
+            The family's closed-form Dataset (``closed_form_``).
+        idata : xarray.DataTree
+            The posterior and its companion groups (``idata_``).
+        map_point : xarray.Dataset, optional
+            The MAP point (``map_``).
+        """
+        self.closed_form_ = closed_form
+        self.idata_ = idata
+        self.map_ = map_point
         self._set_fitted_attributes()
         return self
 

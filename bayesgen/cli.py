@@ -246,7 +246,8 @@ def _run_fit(args: argparse.Namespace) -> int:
     y = _labels(table, args.target, args.data)
     estimator_class = getattr(bayesgen, MODELS[args.model])
     # A set-of-words model takes presence (0/1) of each word, the others its count.
-    binary = "binarize" in estimator_class._get_param_names()
+    names_taken = estimator_class().get_params(deep=False)
+    binary = "binarize" in names_taken
     X, names = _features(table, args, exclude=args.target, binary=binary)
     options = {
         "inference": args.inference,
@@ -265,7 +266,6 @@ def _run_fit(args: argparse.Namespace) -> int:
         "binarize": args.binarize,
         "cov_prior": args.cov_prior,
     }
-    names_taken = estimator_class._get_param_names()
     options.update({key: value for key, value in model_options.items() if key in names_taken})
     estimator = estimator_class(**options)
     estimator.fit(X, y, feature_names=names)

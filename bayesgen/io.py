@@ -401,20 +401,16 @@ def _from_tree(tree: xr.DataTree):
         )
     params = _read_params(attrs, cls, closed_form)
     _check_groups(tree, closed_form, model)
-    estimator = cls(**params)
-    estimator.closed_form_ = closed_form
-    estimator.map_ = tree["map"].to_dataset() if "map" in tree.children else None
+    map_point = tree["map"].to_dataset() if "map" in tree.children else None
     idata = tree.copy()
     for group in ("closed_form", "map"):
         if group in idata.children:
             del idata[group]
     idata.attrs = {}
-    estimator.idata_ = idata
     try:
-        estimator._set_fitted_attributes()
+        return cls(**params).set_posterior(closed_form, idata, map_point)
     except (KeyError, ValueError, TypeError, IndexError) as error:
         raise _ModelFileError(f"its parts do not fit together: {error}") from None
-    return estimator
 
 
 def _read_params(attrs, cls, closed_form: xr.Dataset) -> dict:
@@ -430,7 +426,7 @@ def _read_params(attrs, cls, closed_form: xr.Dataset) -> dict:
         raise _ModelFileError(
             f"the 'params' attribute: expected a JSON object; got {type(params).__name__}."
         )
-    unknown = sorted(set(params) - set(cls._get_param_names()))
+    unknown = sorted(set(params) - set(cls().get_params(deep=False)))
     if unknown:
         raise _ModelFileError(f"params: {cls.__name__} has no hyperparameters {unknown}.")
     for key in _HYPERPARAMETERS:
