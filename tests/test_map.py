@@ -139,15 +139,14 @@ def test_find_map_reaches_the_mode_on_badly_scaled_features():
     np.testing.assert_allclose(est.map_["coef"], coef[1] - coef[0], rtol=1e-9)
 
 
-def test_find_map_records_an_optimiser_that_did_not_converge(monkeypatch):
+def test_find_map_records_an_optimiser_that_did_not_converge():
     from bayesgen import generative
 
     stats = cf.categorical_nb(*DATA["categorical_nb"](), alpha=1.5)
     model = generative.model_for(stats)
     converged = inference.find_map(model, var_names=["feature_prob"])
     assert converged.attrs["map_converged"] == 1
-    monkeypatch.setattr(inference, "MAP_GRADIENT_TOL", 0.0)  # no gradient is ever small enough
-    point = inference.find_map(model, var_names=["feature_prob"])
+    point = inference.find_map(model, var_names=["feature_prob"], maxiter=1)  # stopped early
     assert point.attrs["map_converged"] == 0
     assert "max |gradient|" in point.attrs["map_message"]
 
