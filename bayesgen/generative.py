@@ -40,6 +40,9 @@ import xarray as xr
 
 from bayesgen.families import FAMILIES, family
 
+# The model's coords are those of its parameters.
+from bayesgen.families.base import parameter_coords as model_coords  # noqa: F401
+
 #: Variables kept in the trace for each model (raw parameterisation variables are dropped).
 TRACE_VARS = {name: list(model_family.parameters) for name, model_family in FAMILIES.items()}
 
@@ -116,9 +119,3 @@ def gamma_poisson_rates(prefix: str, counts: np.ndarray, alpha: float, *, dims):
     rate = pm.Gamma(f"{prefix}_rate", alpha=concentration, beta=1.0, dims=dims, initval=start)
     pm.Potential("feature_loglik", pt.sum(data * pt.log(rate) - rate))
     return rate
-
-
-def model_coords(stats: xr.Dataset) -> dict:
-    """The coords of the model: those of ``stats`` among class, feature, feature2, category."""
-    names = ("class", "feature", "feature2", "category")
-    return {name: stats[name].values for name in names if name in stats.coords}

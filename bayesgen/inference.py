@@ -18,6 +18,7 @@ import xarray as xr
 
 from bayesgen import __version__
 from bayesgen.families import family
+from bayesgen.families.base import parameter_coords
 
 #: Warnings PyMC emits for choices we make on purpose (few chains on 2 cores, Potentials in
 #: prior sampling); hidden so that users see only what concerns them.
@@ -172,7 +173,7 @@ def conjugate_map(stats: xr.Dataset) -> xr.Dataset:
         ``map_method="closed_form"``, ``map_converged=1`` and ``map_message``.
     """
     variables = family(stats).conjugate_mode(stats)
-    point = xr.Dataset(variables, coords=_parameter_coords(stats))
+    point = xr.Dataset(variables, coords=parameter_coords(stats))
     point.attrs = {
         "map_method": "closed_form",
         "map_converged": 1,
@@ -213,14 +214,9 @@ def _conjugate_draws(stats, rng, sample_shape, dtype, *, posterior: bool) -> xr.
     variables = family(stats).conjugate_draws(stats, rng, sample_shape, dtype, posterior=posterior)
     sample_dims = ("chain", "draw")
     data_vars = {name: (sample_dims + dims, values) for name, (dims, values) in variables.items()}
-    coords = _parameter_coords(stats)
+    coords = parameter_coords(stats)
     coords |= {"chain": np.arange(sample_shape[0]), "draw": np.arange(sample_shape[1])}
     return xr.Dataset(data_vars, coords=coords)
-
-
-def _parameter_coords(stats: xr.Dataset) -> dict:
-    names = ("class", "feature", "feature2", "category")
-    return {name: stats[name].values for name in names if name in stats.coords}
 
 
 def _statistics(stats: xr.Dataset) -> xr.Dataset:

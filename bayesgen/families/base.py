@@ -335,6 +335,13 @@ def dirichlet_mode(concentration: np.ndarray) -> np.ndarray:
     return np.where(padding, 0.0, np.where(unbounded, np.nan, mode))
 
 
+def parameter_coords(estimates: xr.Dataset) -> dict[str, np.ndarray]:
+    """The coords of the parameters: those of ``estimates`` among class, feature, feature2 and
+    category (the posterior's, the MAP point's and the PyMC model's)."""
+    names = ("class", "feature", "feature2", "category")
+    return {name: estimates[name].values for name in names if name in estimates.coords}
+
+
 def class_concentration(estimates: xr.Dataset, *, posterior: bool) -> np.ndarray:
     """Dirichlet concentration of π: class_alpha (+ the class counts for the posterior)."""
     weight = 1.0 if posterior else 0.0
