@@ -525,6 +525,11 @@ def _linear_form_variables(class_prob, mu, cov) -> dict[str, base.Variable]:
     return {"coef": (("class", "feature"), coef), "intercept": (("class",), intercept)}
 
 
+def niw_posterior_parameters(estimates: xr.Dataset) -> dict:
+    """(m_k, κ_k, ν_N, Ψ_N) of a GDA fit's normal-inverse-Wishart posterior."""
+    return _niw_parameters(estimates, posterior=True)
+
+
 def _niw_parameters(estimates: xr.Dataset, *, posterior: bool) -> dict:
     """(m_k, κ_k, ν, Ψ) of the posterior, or of the prior (the posterior given no data)."""
     prior = {

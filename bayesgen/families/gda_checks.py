@@ -42,6 +42,7 @@ from bayesgen.checks_expected import (
     class_expected,
     reason_array,
 )
+from bayesgen.families.gda import niw_posterior_parameters
 
 #: The identities every draw must satisfy, as the comparison's identities table names them.
 LINEAR_FORM_IDENTITY = {
@@ -50,22 +51,6 @@ LINEAR_FORM_IDENTITY = {
 }
 #: What a value failing them is, for the comparison's warning.
 LINEAR_FORM_FAILURE = "coef/intercept values are not the linear form of their own draw of (π, μ, Σ)"
-
-
-def niw_hyperparameters(stats: xr.Dataset) -> dict:
-    """(m_k, κ_k, ν_N, Ψ_N) of a GDA fit's normal-inverse-Wishart posterior."""
-    prior = {
-        "mean": stats["prior_mean"].values,
-        "kappa": float(stats.attrs["prior_kappa"]),
-        "dof": float(stats.attrs["prior_dof"]),
-        "scale": stats["prior_scale"].values,
-    }
-    return cf.niw_posterior(
-        stats["class_count"].values.astype(np.float64),
-        stats["class_mean"].values,
-        stats["scatter"].values,
-        prior,
-    )
 
 
 def niw_moments(params: dict, class_concentration: np.ndarray) -> dict:
@@ -133,7 +118,7 @@ def gda_expected(
     mu_shape, cov_shape = stats["mu"].shape, stats["cov"].shape
     coef_shape, intercept_shape = stats["coef"].shape, stats["intercept"].shape
     if conjugate:
-        params = niw_hyperparameters(stats)
+        params = niw_posterior_parameters(stats)
         dof = params["dof"]
         concentration = stats["class_count"].values.astype(np.float64) + class_alpha
         moments = niw_moments(params, concentration)
