@@ -153,3 +153,37 @@ def check_pooled_covariance(
             "(one is a linear combination of the others within classes). Drop one of them, or "
             "fit with a prior (prior=NormalInverseWishart())."
         )
+
+
+#: Elements of the whitened differences held at once by :func:`gaussian_log_joint`.
+_BLOCK_ELEMENTS = 4_000_000
+
+
+def gaussian_log_joint(X, class_prob, mu, cov) -> np.ndarray:
+    """log N(x | μ_k, Σ_k) + log π_k for a batch of parameters.
+
+    ``class_prob`` (S, K), ``mu`` (S, K, D), ``cov`` (S, K, D, D); returns (S, n, K). Each Σ_k
+    enters through its Cholesky factor L (log |Σ| = 2 Σ log L_ii, the quadratic form |L⁻¹(x −
+    μ)|²), computed for blocks of draws so that the whitened differences stay small.
+    """
+    X = np.asarray(X, dtype=np.float64)
+    n_draws, n_classes, n_features = mu.shape
+    n_rows = X.shape[0]
+    chol = np.linalg.cholesky(cov)
+    inverse_chol = np.linalg.inv(chol)  # D is small; one batched inverse beats S·K solves
+    log_det = 2 * np.log(np.diagonal(chol, axis1=-2, axis2=-1)).sum(axis=-1)  # (S, K)
+    # Draws of π that underflowed to 0 (float32) are clipped to the smallest normal number.
+    log_class_prob = np.log(np.maximum(class_prob, np.finfo(np.float64).tiny))
+    constant = -0.5 * (n_features * np.log(2 * np.pi) + log_det) + log_class_prob
+    whitened_mu = np.einsum("skij,skj->ski", inverse_chol, mu)
+    out = np.empty((n_draws, n_rows, n_classes))
+    step = max(1, _BLOCK_ELEMENTS // max(1, n_classes * n_rows * n_features))
+    # Huge X may overflow here; normalize_log_proba then names the row instead of a warning.
+    with np.errstate(over="ignore", invalid="ignore"):
+        for start in range(0, n_draws, step):
+            block = slice(start, start + step)
+            whitened = np.einsum("nj,skij->skni", X, inverse_chol[block])
+            whitened -= whitened_mu[block][:, :, None, :]
+            quadratic = np.einsum("skni,skni->snk", whitened, whitened)
+            out[block] = constant[block][:, None, :] - 0.5 * quadratic
+    return out

@@ -33,6 +33,7 @@ from bayesgen.closed_form import (
     check_smoothing,
     class_counts,
     feature_counts,
+    gaussian_log_joint,
     niw_posterior,
 )
 from bayesgen.data import check_training_data
@@ -44,8 +45,6 @@ if TYPE_CHECKING:
 
 #: The weak, data-centred prior of :meth:`QuadraticFamily.fit`, used for every class.
 DEFAULT_PRIOR = NormalInverseWishart()
-#: Elements of the whitened (draw, class, row, feature) block held at once by the log densities.
-_BLOCK_ELEMENTS = 4_000_000
 
 
 class QuadraticFamily(base.Family):
@@ -446,34 +445,6 @@ def per_class_niw_posterior(class_count, class_mean, scatter, prior: dict) -> di
 def niw_posterior_parameters(estimates: xr.Dataset) -> dict:
     """(m_k, κ_k, ν_k, Ψ_k) of every class's posterior, from a fit with a prior."""
     return _niw_parameters(estimates, posterior=True)
-
-
-def gaussian_log_joint(X, class_prob, mu, cov) -> np.ndarray:
-    """log N(x | μ_k, Σ_k) + log π_k for a batch of parameters.
-
-    ``class_prob`` (S, K), ``mu`` (S, K, D), ``cov`` (S, K, D, D); returns (S, n, K). Each Σ_k
-    enters through its Cholesky factor L (log |Σ| = 2 Σ log L_ii, the quadratic form |L⁻¹(x −
-    μ)|²), computed for blocks of draws so that the whitened differences stay small.
-    """
-    X = np.asarray(X, dtype=np.float64)
-    n_draws, n_classes, n_features = mu.shape
-    n_rows = X.shape[0]
-    chol = np.linalg.cholesky(cov)
-    inverse_chol = np.linalg.inv(chol)  # D is small; one batched inverse beats S·K solves
-    log_det = 2 * np.log(np.diagonal(chol, axis1=-2, axis2=-1)).sum(axis=-1)  # (S, K)
-    constant = -0.5 * (n_features * np.log(2 * np.pi) + log_det) + base.log(class_prob)
-    whitened_mu = np.einsum("skij,skj->ski", inverse_chol, mu)
-    out = np.empty((n_draws, n_rows, n_classes))
-    step = max(1, _BLOCK_ELEMENTS // max(1, n_classes * n_rows * n_features))
-    # Huge X may overflow here; normalize_log_proba then names the row instead of a warning.
-    with np.errstate(over="ignore", invalid="ignore"):
-        for start in range(0, n_draws, step):
-            block = slice(start, start + step)
-            whitened = np.einsum("nj,skij->skni", X, inverse_chol[block])
-            whitened -= whitened_mu[block][:, :, None, :]
-            quadratic = np.einsum("skni,skni->snk", whitened, whitened)
-            out[block] = constant[block][:, None, :] - 0.5 * quadratic
-    return out
 
 
 # --------------------------------------------------------------------------------------------
