@@ -24,6 +24,9 @@ _LAZY = {
     "lambda_sweep": "bayesgen.sweep",
     "plot_lambda_sweep": "bayesgen.sweep",
     "report": "bayesgen.reporting",
+    "loo_proba": "bayesgen.loo",
+    "leave_one_out": "bayesgen.loo",
+    "compare_models": "bayesgen.loo",
 }
 
 __all__ = ["__version__", *_LAZY]
