@@ -28,7 +28,7 @@ import pandas as pd
 
 import bayesgen
 from bayesgen import closed_form as cf
-from bayesgen import plots
+from bayesgen import plots, plots_workflow
 from bayesgen.data import vectorize_text
 
 # The module, not the function of the same name that ``bayesgen`` exports lazily.
@@ -168,6 +168,26 @@ def plot_gda_decision_boundary(out: Path) -> None:
     _save(plots.plot_decision_boundary(iris_gda(), X, y, n_boundaries=60), out)
 
 
+# -- bayesgen.plots_workflow: the model against its own data -------------------------------------
+
+
+def plot_ppc(out: Path) -> None:
+    # 40 simulated data sets of the 1,347 training digits are enough to see the gap.
+    _save(plots_workflow.plot_ppc(digits_multinomial(), draws=40), out)
+
+
+def plot_gda_ppc(out: Path) -> None:
+    _save(plots_workflow.plot_ppc(iris_gda()), out)
+
+
+def plot_loo(out: Path) -> None:
+    _save(plots_workflow.plot_loo(toy_spam()), out)
+
+
+def plot_gda_loo(out: Path) -> None:
+    _save(plots_workflow.plot_loo(iris_gda()), out)
+
+
 # -- Figures for the maths page (matplotlib) -----------------------------------------------------
 
 
@@ -231,6 +251,10 @@ PLOTS = [
     plot_gda_trace,
     plot_gda_mu_pair,
     plot_gda_decision_boundary,
+    plot_ppc,
+    plot_gda_ppc,
+    plot_loo,
+    plot_gda_loo,
 ]
 
 
