@@ -9,20 +9,46 @@ else (no sampling, no I/O). The data enter as ``pm.Data`` holding the sufficient
 do not depend on the number of rows, and one compiled graph serves any data set of the same
 shape (``pm.set_data``).
 
-The likelihoods are written as ``pm.Potential`` terms on those statistics. By the factorisation
-theorem they differ from the per-row likelihood only by a constant, so the posterior is the
-same. Shared names: ``class_prob`` (class), ``feature_prob`` (class, feature[, category]),
-GDA ``mu`` (class, feature), ``cov`` (feature, feature2), ``coef`` and ``intercept``.
+The likelihoods are *observed random variables* on those statistics, named after them, whose
+joint density is the per-row likelihood up to a factor free of the parameters (so the posterior
+is exactly that of the per-row model, by the factorisation theorem), and which PyMC can
+simulate (``pm.sample_prior_predictive``, ``pm.sample_posterior_predictive``):
+
+* every model: ``class_count`` ~ Multinomial(N, π);
+* multinomial NB: ``feature_count`` N_kw ~ Poisson(g_kw) (the Gamma-Poisson form below);
+* Bernoulli NB: ``feature_count`` N_kj ~ Binomial(N_k, φ_kj);
+* categorical NB: ``cell_count`` (class, cell), the counts of the real (feature, category)
+  cells, ~ Poisson(g_k,cell); the padding cells are not observed (they have no category);
+* GDA: ``class_mean`` x̄_k ~ N(μ_k, Σ / N_k) and ``scatter`` S ~ Wishart(N − K, Σ);
+* QDA: ``class_mean`` x̄_k ~ N(μ_k, Σ_k / N_k) and ``scatter_0``, ``scatter_1``, …
+  S_k ~ Wishart(N_k − 1, Σ_k), one per class.
+
+The observed values live in ``pm.Data`` containers named ``<statistic>_data``
+(``class_count_data``, ``feature_count_data``, …), so that the statistic's own name is the
+observed (and simulated) variable's. Three cases keep a ``pm.Potential`` with the same kernel,
+because no observed variable has that density: fractional feature counts of the multinomial
+model (TF-IDF weights, a weighted likelihood), and a Gaussian scatter that is singular (fewer
+rows than features beyond the class means, N − K < D or N_k − 1 < D, or collinear features),
+for which the Wishart has no density; the class means stay observed there. Classes without
+rows have no mean to observe. Which of these applies is decided when the model is built: a
+``pm.set_data`` must keep it (same empty classes, whole counts, regular scatter).
+
+Shared names: ``class_prob`` (class), ``feature_prob`` (class, feature[, category]), GDA ``mu``
+(class, feature), ``cov`` (feature, feature2), ``coef`` and ``intercept``.
 
 Parameterisations (why they are fast):
 
 * multinomial and categorical NB use the Gamma-Poisson form of the Dirichlet: independent
-  g ~ Gamma(λ, 1) with the Poisson kernel Σ n log g - g give a posterior in which every g is an
-  independent Gamma(λ + n, 2), and θ = g / Σg is then exactly Dirichlet(λ + n). NUTS sees a
-  diagonal target instead of the correlated simplex of ``pm.Dirichlet`` + ``pm.Multinomial``.
-  Fractional counts (TF-IDF) enter the same kernel as weights: each token contributes its
-  weight to the log-likelihood (a weighted, or power, likelihood).
-* Bernoulli NB: φ ~ Beta(λ, λ) with the binomial kernel, independent per (class, feature).
+  g ~ Gamma(λ, β) and counts n ~ Poisson(g), whose kernel n log g − g gives a posterior in
+  which every g is an independent Gamma(λ + n, β + 1), so θ = g / Σg is exactly
+  Dirichlet(λ + n) for any rate β shared by a simplex. NUTS sees a diagonal target instead of
+  the correlated simplex of ``pm.Dirichlet`` + ``pm.Multinomial``. The rate β = V λ / T (T the
+  simplex's total count, V its number of cells) makes the simulated totals right: their prior
+  and posterior predictive means are both T. Fractional counts (TF-IDF) enter the same kernel
+  as weights (a weighted, or power, likelihood) through a potential.
+* The Poisson and binomial count variables are declared with their log-pmf less its
+  parameter-free combinatorial term, for speed (see :func:`observed_counts`).
+* Bernoulli NB: φ ~ Beta(λ, λ) with the binomial likelihood, independent per (class, feature).
 * GDA, conjugate: the precision Λ ~ Wishart(ν₀, Ψ₀⁻¹) through its Bartlett decomposition
   (Λ = L A Aᵀ Lᵀ with χ² diagonal and N(0, 1) below it), and μ_k | Λ ~ N(m₀, (κ₀Λ)⁻¹); then
   Σ = Λ⁻¹ follows the inverse-Wishart of :class:`bayesgen.closed_form.NormalInverseWishart`,
@@ -76,17 +102,31 @@ def gda_model(stats: xr.Dataset, *, cov_prior: str = "conjugate", lkj_eta: float
 # Building blocks shared by the families' models.
 
 
-def class_prob_prior(stats: xr.Dataset, class_alpha: float):
-    """π ~ Dirichlet(a) with the multinomial kernel of the class counts.
+def whole_counts(values) -> np.ndarray | None:
+    """``values`` as int64 when they are all whole numbers ≥ 0 (counts), else None."""
+    values = np.asarray(values, dtype=np.float64)
+    if np.all(np.isfinite(values)) and np.all(values >= 0) and np.all(values == np.round(values)):
+        return values.astype(np.int64)
+    return None
 
-    Returns the class counts (as ``pm.Data``) and π.
+
+def class_prob_prior(stats: xr.Dataset, class_alpha: float):
+    """π ~ Dirichlet(a) and the class counts observed as ``class_count`` ~ Multinomial(N, π).
+
+    Returns the class counts (the ``pm.Data`` ``class_count_data``, int64) and π.
     """
+    counts = whole_counts(stats["class_count"].values)
+    if counts is None:
+        raise ValueError(
+            "stats: class_count must hold whole numbers ≥ 0 (the rows of each class); got "
+            f"{stats['class_count'].values.tolist()[:10]}."
+        )
     n_classes = stats.sizes["class"]
-    class_count = pm.Data("class_count", stats["class_count"].values, dims="class")
+    class_count = pm.Data("class_count_data", counts, dims="class")
     # Priors are data too, so a grid of λ reuses one compiled graph.
     concentration = pm.Data("class_alpha", np.full(n_classes, class_alpha), dims="class")
     prob = pm.Dirichlet("class_prob", a=concentration, dims="class")
-    pm.Potential("class_loglik", pt.sum(class_count * pt.log(prob)))
+    pm.Multinomial("class_count", n=class_count.sum(), p=prob, observed=class_count, dims="class")
     return class_count, prob
 
 
@@ -103,19 +143,121 @@ def positive_priors(stats: xr.Dataset, needs_alpha: bool = True) -> tuple[float,
     return alpha, class_alpha
 
 
-def gamma_poisson_rates(prefix: str, counts: np.ndarray, alpha: float, *, dims):
-    """Rates g ~ Gamma(λ, 1) with the Poisson kernel Σ n log g - g of the counts.
+def observed_counts(name: str, dist, kernel, *params, observed, dims):
+    """An observed count variable simulated by ``dist(*params, size=...)`` whose log density
+    is ``kernel(value, *params)``: the distribution's log-pmf without its parameter-free
+    combinatorial term (log n! of the Poisson, log C(N, n) of the binomial).
 
-    Declares ``{prefix}_count`` (data), ``alpha`` (data), ``{prefix}_rate`` and the potential
-    ``feature_loglik``; returns the rates, whose normalisation is Dirichlet(λ + n). NUTS starts
-    at their posterior mean (λ + n) / 2: from the prior the gradient is of the order of the
-    counts (10⁵ with 50,000 documents) and the first tuning steps run into the maximum tree
-    depth, from here tuning costs the same at any N. (After ``pm.set_data`` the start is
-    stale, which costs only tuning time.)
+    That term is a constant for the posterior, but ``pm.Poisson`` and ``pm.Binomial`` evaluate
+    a ``gammaln`` per cell at every gradient: 2.6 times the cost of the whole gradient of a
+    2 × 2,000-word model (73 against 28 µs, measured). PyMC's pointwise log-likelihood of such
+    a variable is therefore the log-pmf up to that constant.
     """
-    data = pm.Data(f"{prefix}_count", counts, dims=dims)
+    return pm.CustomDist(name, *params, dist=dist, logp=kernel, observed=observed, dims=dims)
+
+
+def _poisson_kernel(value, mu):
+    return value * pt.log(mu) - mu
+
+
+def _poisson(mu, size):
+    return pm.Poisson.dist(mu=mu, size=size)
+
+
+def gamma_poisson_rates(prefix: str, counts: np.ndarray, alpha: float, *, dims, groups=None):
+    """Rates g ~ Gamma(λ, β) with the counts observed as ``{prefix}_count`` ~ Poisson(g).
+
+    Each simplex (the last axis of ``counts``, or with ``groups``, an indicator matrix
+    (cell, simplex), the cells of one column) shares the prior rate β = V λ / T: T its total
+    count (at least 1), V its number of cells. The posterior of the rates is then independent
+    Gamma(λ + n, β + 1), so their normalisation within a simplex is exactly Dirichlet(λ + n)
+    (the Dirichlet is the normalisation of independent Gammas of one rate, whatever the
+    rate), and the simulated totals have prior and posterior predictive mean T. (With β = 1
+    the posterior predictive counts would be about half the observed ones.) Fractional counts
+    (TF-IDF weights) cannot be observed as Poisson: they enter the same kernel n log g − g
+    through the potential ``{prefix}_loglik`` (a weighted likelihood), which PyMC does not
+    simulate.
+
+    Declares ``{prefix}_count_data`` (data), ``alpha`` (data), ``{prefix}_rate`` and the
+    observed ``{prefix}_count`` (see :func:`observed_counts`; or the potential); returns the
+    rates. NUTS starts at their posterior mean (λ + n) / (β + 1): from the prior the gradient
+    is of the order of the counts (10⁵ with 50,000 documents) and the first tuning steps run
+    into the maximum tree depth, from here tuning costs the same at any N. (After
+    ``pm.set_data`` the start is stale, which costs only tuning time.)
+    """
+    counts = np.asarray(counts, dtype=np.float64)
+    whole = whole_counts(counts)
+    data = pm.Data(f"{prefix}_count_data", counts if whole is None else whole, dims=dims)
     concentration = pm.Data("alpha", alpha)
-    start = (np.asarray(counts, dtype=np.float64) + alpha) / 2.0
-    rate = pm.Gamma(f"{prefix}_rate", alpha=concentration, beta=1.0, dims=dims, initval=start)
-    pm.Potential("feature_loglik", pt.sum(data * pt.log(rate) - rate))
+    if groups is None:
+        size = counts.shape[-1]
+        total = np.maximum(counts.sum(axis=-1, keepdims=True), 1.0)
+        graph_total = pt.maximum(pt.sum(data, axis=-1, keepdims=True), 1.0)
+        prior_rate = size * alpha / total
+        graph_rate = size * concentration / graph_total
+    else:
+        groups = np.asarray(groups, dtype=np.float64)
+        size = groups.sum(axis=0)  # cells per simplex
+        prior_rate = (size * alpha / np.maximum(counts @ groups, 1.0)) @ groups.T
+        graph_total = pt.maximum(pt.dot(data, groups), 1.0)
+        graph_rate = pt.dot(size * concentration / graph_total, groups.T)
+    start = (counts + alpha) / (prior_rate + 1.0)
+    rate = pm.Gamma(
+        f"{prefix}_rate", alpha=concentration, beta=graph_rate, dims=dims, initval=start
+    )
+    if whole is None:
+        pm.Potential(f"{prefix}_loglik", pt.sum(_poisson_kernel(data, rate)))
+    else:
+        observed_counts(
+            f"{prefix}_count", _poisson, _poisson_kernel, rate, observed=data, dims=dims
+        )
     return rate
+
+
+# --------------------------------------------------------------------------------------------
+# The Gaussian statistics (GDA, QDA): x̄_k ~ N(μ_k, Σ_k / N_k), S_k ~ Wishart(N_k − 1, Σ_k).
+
+
+def observed_class_means(stats: xr.Dataset, class_count, mu, cov_chol) -> None:
+    """The class means observed as ``class_mean`` x̄_k ~ N(μ_k, Σ_k / N_k), one batched
+    MvNormal over the classes with rows (a class without rows has no mean).
+
+    ``cov_chol`` is the lower Cholesky factor of Σ (feature, feature2), or of every Σ_k
+    (class, feature, feature2). It enters as ``chol``: PyMC 6.4 computes a wrongly shaped log
+    density for a batched ``tau`` or ``cov`` that depends on other random variables, while a
+    batched ``chol`` is right (checked against SciPy in tests/test_observed_rvs.py). With
+    empty classes, the observed classes get their own coord ``observed_class``.
+    """
+    count = stats["class_count"].values
+    present = np.flatnonzero(count > 0)
+    everyone = present.size == count.size
+    if everyone:
+        dims = ("class", "feature")
+        index = slice(None)
+    else:
+        pm.modelcontext(None).add_coord("observed_class", stats["class"].values[present])
+        dims = ("observed_class", "feature")
+        index = present
+    data = pm.Data("class_mean_data", stats["class_mean"].values[present], dims=dims)
+    n_rows = pt.cast(class_count[index], "float64")
+    chol = cov_chol[index] if cov_chol.ndim == 3 else cov_chol[None]
+    pm.MvNormal(
+        "class_mean",
+        mu=mu[index],
+        chol=chol / pt.sqrt(n_rows)[:, None, None],
+        observed=data,
+        dims=dims,
+    )
+
+
+def wishart_is_regular(scatter: np.ndarray, dof: float) -> bool:
+    """Whether a scatter matrix S with ``dof`` degrees of freedom has a Wishart density: at
+    least D degrees of freedom and S positive definite (its correlation matrix's smallest
+    eigenvalue above 1e-8, well clear of a Cholesky failure in the compiled graph)."""
+    scatter = np.asarray(scatter, dtype=np.float64)
+    if dof < scatter.shape[-1]:
+        return False
+    sd = np.sqrt(np.diag(scatter))
+    if not np.all(np.isfinite(sd)) or np.any(sd <= 0):
+        return False
+    return bool(np.linalg.eigvalsh(scatter / np.outer(sd, sd)).min() > 1e-8)

@@ -73,9 +73,11 @@ def sample_nuts(
         Storage type of the draws; float32 halves memory.
     stats : xarray.Dataset, optional
         The closed-form Dataset the model was built from. Its sufficient statistics are added to
-        ``constant_data`` (next to the model's ``pm.Data``, which for some models hold them only
-        in a transformed form, e.g. ``cell_count``, ``scatter_root``), so that both inference
-        paths store the same statistics under the same names.
+        ``constant_data`` (next to the model's ``pm.Data``, which hold them under other names or
+        in a transformed form, e.g. ``class_count_data``, ``scatter_root``), so that both
+        inference paths store the same statistics under the same names. PyMC's
+        ``observed_data`` (the statistics observed by the model's random variables, named like
+        the statistics) and ``prior_predictive`` groups are dropped.
     """
     import pymc as pm
 

@@ -278,7 +278,7 @@ def test_model_graph_does_not_grow_with_rows(name):
     fresh = model_for(large)
     # every pm.Data of the model (counts, class means, scatter root, prior hyperparameters)
     data = {variable.name: variable.get_value() for variable in fresh.data_vars}
-    assert data["class_count"].sum() == 10_000
+    assert data["class_count_data"].sum() == 10_000
     assert all(
         np.shape(data[k]) == np.shape(v.get_value())
         for k, v in model.named_vars.items()
