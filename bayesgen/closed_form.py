@@ -31,6 +31,7 @@ import xarray as xr
 from bayesgen.gaussian import NormalInverseWishart as NormalInverseWishart
 from bayesgen.gaussian import check_pooled_covariance as check_pooled_covariance
 from bayesgen.gaussian import gaussian_log_joint as gaussian_log_joint
+from bayesgen.gaussian import gaussian_rows as gaussian_rows
 from bayesgen.gaussian import gda_linear_form as gda_linear_form
 from bayesgen.gaussian import niw_posterior as niw_posterior
 from bayesgen.likelihood import (  # re-exported: closed_form is where users found them

@@ -1,5 +1,7 @@
-"""Gaussian closed forms: the normal-inverse-Wishart prior and posterior, the linear form of
-GDA, and the check that a pooled covariance can be inverted (NumPy only).
+"""Gaussian closed forms: the normal-inverse-Wishart prior and posterior, its Student-t
+predictive with and without one row (exact leave-one-out), the linear form of GDA, the full
+log density and simulation of rows, and the check that a pooled covariance can be inverted
+(NumPy and SciPy).
 
 :mod:`bayesgen.closed_form` re-exports every public name, its home before 0.2; the GDA and
 QDA families (:mod:`bayesgen.families`) build on them.
@@ -10,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.special import gammaln
 
 
 @dataclass(frozen=True)
@@ -187,3 +190,124 @@ def gaussian_log_joint(X, class_prob, mu, cov) -> np.ndarray:
             quadratic = np.einsum("skni,skni->snk", whitened, whitened)
             out[block] = constant[block][:, None, :] - 0.5 * quadratic
     return out
+
+
+def gaussian_rows(mu: np.ndarray, cov: np.ndarray, y_codes: np.ndarray, rng) -> np.ndarray:
+    """Rows x_i ~ N(μ_{y_i}, Σ_{y_i}) for one draw: ``mu`` (K, D) and ``cov`` (K, D, D), or
+    (D, D) shared by the classes (GDA)."""
+    mu = np.asarray(mu, dtype=np.float64)
+    cov = np.broadcast_to(np.asarray(cov, dtype=np.float64), (mu.shape[0], *mu.shape[-1:] * 2))
+    chol = np.linalg.cholesky(cov)
+    noise = rng.standard_normal((len(y_codes), mu.shape[1]))
+    return mu[y_codes] + np.einsum("nij,nj->ni", chol[y_codes], noise)
+
+
+def niw_predictive_log_density(quadratic, log_det_scale, kappa, dof, n_features: int):
+    """log p(x | m, κ, ν, Ψ): the normal-inverse-Wishart posterior predictive, in full.
+
+    Integrating μ and Σ out of N(x | μ, Σ) under μ | Σ ~ N(m, Σ / κ), Σ ~ InverseWishart(ν, Ψ)
+    gives a multivariate Student-t with ν − D + 1 degrees of freedom, location m and shape
+    Ψ (κ + 1) / (κ (ν − D + 1)), whose log density is
+
+        log Γ((ν + 1) / 2) − log Γ((ν − D + 1) / 2) − (D / 2) log(π (κ + 1) / κ)
+        − ½ log |Ψ| − ((ν + 1) / 2) log(1 + κ q / (κ + 1)),
+
+    with q = (x − m)ᵀ Ψ⁻¹ (x − m). Every argument broadcasts against the others.
+
+    Parameters
+    ----------
+    quadratic : array-like
+        q for each point (and class).
+    log_det_scale : array-like
+        log |Ψ|.
+    kappa, dof : array-like
+        κ and ν of the posterior (ν > D − 1).
+    n_features : int
+        D.
+    """
+    kappa = np.asarray(kappa, dtype=np.float64)
+    dof = np.asarray(dof, dtype=np.float64)
+    ratio = kappa / (kappa + 1.0)
+    return (
+        gammaln((dof + 1.0) / 2.0)
+        - gammaln((dof - n_features + 1.0) / 2.0)
+        - 0.5 * n_features * np.log(np.pi / ratio)
+        - 0.5 * log_det_scale
+        - 0.5 * (dof + 1.0) * np.log1p(ratio * quadratic)
+    )
+
+
+def niw_leave_one_out_log_density(X, y_codes, posterior: dict) -> np.ndarray:
+    """log p(x_i | y = k, D without row i) for every row i and class k, exactly.
+
+    ``posterior`` holds (m_k, κ_k, ν, Ψ) of the normal-inverse-Wishart posterior given all the
+    rows D: ``scale`` Ψ of shape (D, D) is shared by the classes (GDA), of shape (K, D, D) one
+    per class (QDA, whose ``dof`` is then one ν_k per class). Taking row i (of class c = y_i)
+    out of the posterior changes only what row i entered:
+
+    * κ_c' = κ_c − 1,  m_c' = (κ_c m_c − x_i) / (κ_c − 1),  ν' = ν − 1 (QDA: ν_c' = ν_c − 1)
+    * Ψ' = Ψ − (κ_c / (κ_c − 1)) u uᵀ with u = x_i − m_c: the update that adds a point, run
+      backwards (Ψ_c for QDA; the shared Ψ, so every class's predictive, for GDA).
+
+    Each predictive is then :func:`niw_predictive_log_density`, with Ψ' through the matrix
+    determinant lemma and Sherman–Morrison on one Cholesky factor L of Ψ: for ũ = L⁻¹u,
+    ṽ = L⁻¹(x_i − m), q = |ũ|², c = κ_c / (κ_c − 1) and g = 1 − c q,
+
+    * log |Ψ'| = log |Ψ| + log g,  (x_i − m)ᵀ Ψ'⁻¹ (x_i − m) = |ṽ|² + c (ũ·ṽ)² / g,
+
+    and for the own class, where x_i − m_c' = c u, the quadratic form is c² q / g. All rows
+    together cost O(n K D²), without a refit.
+
+    Parameters
+    ----------
+    X : numpy.ndarray of shape (n_samples, n_features)
+        The training rows.
+    y_codes : numpy.ndarray of int, shape (n_samples,)
+        Their classes, as indices into the classes of ``posterior``.
+    posterior : dict
+        ``mean`` (K, D), ``kappa`` (K,), ``dof`` (scalar or (K,)), ``scale`` ((D, D) or
+        (K, D, D)), as :func:`niw_posterior` returns them.
+
+    Returns
+    -------
+    numpy.ndarray of shape (n_samples, n_classes)
+    """
+    X = np.asarray(X, dtype=np.float64)
+    y_codes = np.asarray(y_codes)
+    mean = np.asarray(posterior["mean"], dtype=np.float64)
+    kappa = np.asarray(posterior["kappa"], dtype=np.float64)
+    dof = np.asarray(posterior["dof"], dtype=np.float64)
+    scale = np.asarray(posterior["scale"], dtype=np.float64)
+    n_rows, n_features = X.shape
+    rows = np.arange(n_rows)
+    shared = scale.ndim == 2
+    chol = np.linalg.cholesky(scale)
+    inverse_chol = np.linalg.inv(chol)  # D is small; one inverse beats n K solves
+    log_det = 2.0 * np.log(np.diagonal(chol, axis1=-2, axis2=-1)).sum(axis=-1)
+    if shared:
+        whitened = (X @ inverse_chol.T)[:, None, :] - (mean @ inverse_chol.T)[None]
+    else:
+        whitened = np.einsum("kij,nj->nki", inverse_chol, X) - np.einsum(
+            "kij,kj->ki", inverse_chol, mean
+        )
+    quadratic = np.einsum("nki,nki->nk", whitened, whitened)  # (n, K), Ψ of all rows
+    own_whitened = whitened[rows, y_codes]  # ũ, whitened by the own class's factor
+    own_quadratic = quadratic[rows, y_codes]
+    own_kappa = kappa[y_codes]
+    shrink = own_kappa / (own_kappa - 1.0)  # c
+    remaining = 1.0 - shrink * own_quadratic  # g > 0: Ψ' keeps at least Ψ₀
+    if shared:
+        cross = np.einsum("ni,nki->nk", own_whitened, whitened)
+        quadratic = quadratic + shrink[:, None] * cross**2 / remaining[:, None]
+        log_det = log_det + np.log(remaining)[:, None]
+        kappa = np.broadcast_to(kappa, quadratic.shape).copy()
+        dof = np.broadcast_to(dof - 1.0, quadratic.shape).copy()
+    else:
+        log_det = np.broadcast_to(log_det, quadratic.shape).copy()
+        log_det[rows, y_codes] += np.log(remaining)
+        kappa = np.broadcast_to(kappa, quadratic.shape).copy()
+        dof = np.broadcast_to(dof, quadratic.shape).copy()
+        dof[rows, y_codes] -= 1.0
+    quadratic[rows, y_codes] = shrink**2 * own_quadratic / remaining
+    kappa[rows, y_codes] -= 1.0
+    return niw_predictive_log_density(quadratic, log_det, kappa, dof, n_features)

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
+import scipy.sparse as sp
 import xarray as xr
 
 from bayesgen.data import FeatureKind, check_prediction_features
@@ -97,6 +98,12 @@ class Family:
         Axis label of :func:`bayesgen.plots.plot_top_features` ("P(word | class)").
     top_parameter_caption : str
         What those panels rank, as the report's caption says it ("most probable features").
+    ppc_variables : tuple of str
+        The statistics of :meth:`predictive_statistics` that the posterior predictive check
+        (:func:`bayesgen.plots_workflow.plot_ppc`) and the report show by default (none).
+    ppc_caption : str
+        What those statistics are and what a misfit looks like, as the report's caption
+        says it.
     """
 
     name: ClassVar[str]
@@ -112,6 +119,8 @@ class Family:
     mean_caption: ClassVar[str] = "closed-form posterior mean"
     top_parameter_label: ClassVar[str]
     top_parameter_caption: ClassVar[str]
+    ppc_variables: ClassVar[tuple[str, ...]] = ()
+    ppc_caption: ClassVar[str] = ""
 
     def parameter_dims(self, estimates: xr.Dataset) -> dict[str, tuple[str, ...]]:
         """The posterior variables and their dims for one fit (default :attr:`parameters`)."""
@@ -219,6 +228,56 @@ class Family:
         """
         raise NotImplementedError
 
+    # -- the row-level generative model (bayesgen.observed, bayesgen.simulation) -----------
+
+    def row_log_likelihood(
+        self, estimates: xr.Dataset, X, y_codes: np.ndarray, draws: xr.Dataset
+    ) -> np.ndarray:
+        """log p(x_i, y_i | θ) of every training row for each draw, fully normalised.
+
+        Returns an array of shape (n_draws, n_samples): the pointwise log-likelihood of the
+        ``log_likelihood`` group, which ``az.loo`` reads. The default takes each row's own
+        class from :meth:`draw_log_joint` and adds :meth:`row_log_constant`; a family whose
+        ``draw_log_joint`` drops a term that depends on θ overrides it.
+        """
+        joint = self.draw_log_joint(estimates, X, draws)
+        own = joint[:, np.arange(len(y_codes)), y_codes]
+        return own + self.row_log_constant(X)[None, :]
+
+    def row_log_constant(self, X) -> np.ndarray:
+        """The part of log p(x_i | y_i, θ) that :meth:`draw_log_joint` leaves out because it
+        does not depend on θ (default: none), one value per row."""
+        return np.zeros(X.shape[0])
+
+    def simulate_rows(self, estimates: xr.Dataset, X, y_codes: np.ndarray, parameters: dict, rng):
+        """Rows drawn from p(x | y_i, θ) for one draw θ, shaped like the training rows X.
+
+        Parameters
+        ----------
+        estimates : xarray.Dataset
+            The closed-form fit.
+        X : numpy.ndarray or scipy.sparse.csr_array
+            The training rows (checked), for what the simulation keeps fixed (a document's
+            length).
+        y_codes : numpy.ndarray of int
+            The training labels, kept: the rows are simulated given them.
+        parameters : dict of str to numpy.ndarray
+            One draw of every posterior (or prior) variable, in its dims.
+        rng : numpy.random.Generator
+
+        Returns
+        -------
+        numpy.ndarray or scipy.sparse.csr_array of shape X.shape
+        """
+        raise NotImplementedError
+
+    def predictive_statistics(
+        self, estimates: xr.Dataset, X, y_codes: np.ndarray
+    ) -> dict[str, Variable]:
+        """The statistics of a data set that its predictive checks compare (dims obs, class,
+        feature, ...), for the training rows and each simulated data set alike."""
+        raise NotImplementedError
+
     # -- the comparison (bayesgen.checks) -------------------------------------------------
 
     def expected(
@@ -266,6 +325,41 @@ class Family:
         """
         return []
 
+    # -- exact leave-one-out (bayesgen.loo) -----------------------------------------------
+
+    def loo_log_joint(
+        self, estimates: xr.Dataset, X, y_codes: np.ndarray, *, options: dict | None = None
+    ) -> np.ndarray:
+        """log p(x_i, y = k | D without row i) for every training row i and class k, exactly.
+
+        Row i is taken out of the sufficient statistics, for all rows together (no refits).
+        The normalisation is that of the ``log_likelihood`` group, log π_y + log p(x | y, θ)
+        in full, so that the column of row i's own class is the exact pointwise elpd of the
+        joint, which PSIS-LOO (``az.loo``) estimates.
+
+        Parameters
+        ----------
+        estimates : xarray.Dataset
+            The closed-form fit to all the rows D.
+        X : numpy.ndarray or scipy.sparse.csr_array
+            The checked training rows (as :meth:`prediction_features` returns them).
+        y_codes : numpy.ndarray of int
+            Their classes, as indices into the ``class`` coordinate.
+        options : dict, optional
+            The estimator's parameters (``est.get_params()``), e.g. GDA's ``cov_prior``.
+
+        Returns
+        -------
+        numpy.ndarray of shape (n_samples, n_classes)
+
+        Raises
+        ------
+        NotImplementedError
+            For a model without a closed-form posterior (the default): :mod:`bayesgen.loo`
+            then uses Pareto-smoothed importance sampling.
+        """
+        raise NotImplementedError(f"{self.name}: no closed-form leave-one-out posterior.")
+
 
 @dataclass(frozen=True)
 class DrawIdentity:
@@ -292,6 +386,22 @@ def log(values) -> np.ndarray:
     float32) are clipped to the smallest normal number instead of giving -inf."""
     values = np.asarray(values, dtype=np.float64)
     return np.log(np.maximum(values, np.finfo(np.float64).tiny))
+
+
+def class_means(X, y_codes: np.ndarray, n_classes: int) -> np.ndarray:
+    """Mean of every column of X within each class, shape (n_classes, n_features).
+
+    X may be dense or sparse; a class without rows gets NaN.
+    """
+    n_rows = len(y_codes)
+    indicator = sp.csr_array(
+        (np.ones(n_rows), (y_codes, np.arange(n_rows))), shape=(n_classes, n_rows)
+    )
+    sums = indicator @ X
+    sums = sums.toarray() if sp.issparse(sums) else np.asarray(sums, dtype=np.float64)
+    counts = np.bincount(y_codes, minlength=n_classes)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return sums / counts[:, None]
 
 
 # --------------------------------------------------------------------------------------------
@@ -346,3 +456,19 @@ def class_concentration(estimates: xr.Dataset, *, posterior: bool) -> np.ndarray
     """Dirichlet concentration of π: class_alpha (+ the class counts for the posterior)."""
     weight = 1.0 if posterior else 0.0
     return estimates.attrs["class_alpha"] + weight * estimates["class_count"].values
+
+
+def loo_class_log_prob(estimates: xr.Dataset, y_codes: np.ndarray) -> np.ndarray:
+    """log E[π_k | D without row i] = log((N_k − [k = y_i] + a) / (N − 1 + K a)), shape
+    (n_samples, n_classes): the class term of every model's exact leave-one-out joint.
+
+    −inf where a class loses its only row under a = ``class_alpha`` = 0.
+    """
+    count = estimates["class_count"].values.astype(np.float64)
+    class_alpha = estimates.attrs["class_alpha"]
+    n_classes = count.size
+    own = np.arange(n_classes)[None, :] == np.asarray(y_codes)[:, None]
+    with np.errstate(divide="ignore"):
+        return np.log(count[None, :] - own + class_alpha) - np.log(
+            count.sum() - 1.0 + n_classes * class_alpha
+        )

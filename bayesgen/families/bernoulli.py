@@ -11,15 +11,21 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
+import scipy.sparse as sp
 import xarray as xr
 
 from bayesgen import closed_form as cf
 from bayesgen.data import TrainingData
-from bayesgen.families.base import log
+from bayesgen.families.base import class_means, log
 from bayesgen.families.naive_bayes import FeatureStatistics, NaiveBayesFamily
 
 if TYPE_CHECKING:
     import pymc as pm
+
+#: Cells of uniform variates drawn at once while simulating rows.
+_SIMULATION_BLOCK = 4_000_000
+#: Below this expected share of ones, rows are simulated as a sparse matrix.
+_SPARSE_SHARE = 0.05
 
 
 class BernoulliFamily(NaiveBayesFamily):
@@ -30,6 +36,12 @@ class BernoulliFamily(NaiveBayesFamily):
     cli_name = "bernoulli"
     feature_kind = "binary"
     top_parameter_label = "P(feature present | class)"
+    ppc_variables = ("present_features",)
+    ppc_caption = (
+        "present_features counts the features present in each row: features that occur "
+        "together, which the model draws independently, make the black curve wider than the "
+        "blue ones."
+    )
     parameters: ClassVar[dict[str, tuple[str, ...]]] = {
         "class_prob": ("class",),
         "feature_prob": ("class", "feature"),
@@ -72,24 +84,41 @@ class BernoulliFamily(NaiveBayesFamily):
     def pymc_model(self, estimates: xr.Dataset) -> pm.Model:
         """Multivariate Bernoulli (set-of-words) naive Bayes.
 
-        π ~ Dirichlet(a), φ_jk ~ Beta(λ, λ); N_jk of the N_k class-k samples have feature j.
+        π ~ Dirichlet(a), φ_jk ~ Beta(λ, λ); observed: the class counts ``class_count`` ~
+        Multinomial(N, π) and ``feature_count`` N_jk ~ Binomial(N_k, φ_jk), the number of the
+        N_k class-k samples that have feature j.
         """
         import pymc as pm
-        import pytensor.tensor as pt
 
-        from bayesgen.generative import class_prob_prior, model_coords, positive_priors
+        from bayesgen.generative import (
+            class_prob_prior,
+            model_coords,
+            observed_counts,
+            positive_priors,
+            whole_counts,
+        )
 
         alpha, class_alpha = positive_priors(estimates)
+        counts = whole_counts(estimates["feature_count"].values)
+        if counts is None:
+            raise ValueError(
+                "stats: feature_count of the Bernoulli model must hold whole numbers ≥ 0 (the "
+                "samples of each class that have each feature)."
+            )
+        dims = ("class", "feature")
         with pm.Model(coords=model_coords(estimates)) as model:
             class_count, _ = class_prob_prior(estimates, class_alpha)
-            present = pm.Data(
-                "feature_count", estimates["feature_count"].values, dims=("class", "feature")
-            )
+            present = pm.Data("feature_count_data", counts, dims=dims)
             alpha = pm.Data("alpha", alpha)
-            prob = pm.Beta("feature_prob", alpha=alpha, beta=alpha, dims=("class", "feature"))
-            absent = class_count[:, None] - present
-            pm.Potential(
-                "feature_loglik", pt.sum(present * pt.log(prob) + absent * pt.log1p(-prob))
+            prob = pm.Beta("feature_prob", alpha=alpha, beta=alpha, dims=dims)
+            observed_counts(
+                "feature_count",
+                _binomial,
+                _binomial_kernel,
+                class_count[:, None],
+                prob,
+                observed=present,
+                dims=dims,
             )
         return model
 
@@ -98,6 +127,38 @@ class BernoulliFamily(NaiveBayesFamily):
         return cf.bernoulli_log_likelihood(
             X, log(draws["class_prob"].values), log(prob), log(1.0 - prob)
         )
+
+    # -- the row-level generative model ---------------------------------------------------
+
+    def simulate_rows(self, estimates: xr.Dataset, X, y_codes, parameters, rng):
+        """x_ij ~ Bernoulli(φ_{y_i} j): int8 0/1 rows, or for sparse data (expected share of
+        ones below 5 %) a sparse matrix drawn at the cost of its ones.
+
+        The sparse way draws, for each class k and feature j, how many of the n_k rows have
+        the feature, N ~ Binomial(n_k, φ_kj), then which rows: a uniform subset of that size.
+        Together these are exactly the independent Bernoulli draws, and a vocabulary of
+        8,000 words over 5,000 messages takes milliseconds instead of a second of uniforms.
+        """
+        prob = np.asarray(parameters["feature_prob"], dtype=np.float64)
+        class_size = np.bincount(y_codes, minlength=prob.shape[0])
+        if class_size @ prob.sum(axis=1) < _SPARSE_SHARE * X.shape[0] * X.shape[1]:
+            return _sparse_bernoulli_rows(prob, y_codes, class_size, rng)
+        out = np.empty(X.shape, dtype=np.int8)
+        step = max(1, _SIMULATION_BLOCK // max(1, X.shape[1]))
+        for start in range(0, X.shape[0], step):
+            block = slice(start, start + step)
+            out[block] = rng.random((len(y_codes[block]), X.shape[1])) < prob[y_codes[block]]
+        return out
+
+    def predictive_statistics(self, estimates: xr.Dataset, X, y_codes) -> dict:
+        """``present_features`` per row and ``class_feature_freq``, the share of each class's
+        rows in which a feature is present (whose posterior predictive mean is add-λ)."""
+        present = np.asarray(X.sum(axis=1)).ravel().astype(np.int64)
+        freq = class_means(X, y_codes, estimates.sizes["class"])
+        return {
+            "present_features": (("obs",), present),
+            "class_feature_freq": (("class", "feature"), freq),
+        }
 
     def feature_moments(self, estimates: xr.Dataset, alpha: float) -> dict:
         """φ_jk | data ~ Beta(N_jk + λ, N_k − N_jk + λ): the pair (present, absent) is a
@@ -119,5 +180,95 @@ class BernoulliFamily(NaiveBayesFamily):
             "beta": True,
         }
 
+    def loo_feature_log_likelihood(self, estimates: xr.Dataset, X, y_codes) -> np.ndarray:
+        """The Beta-Bernoulli log p(x_i | y = k, D_{-i}) = Σ_j log P(x_ij | k, D_{-i}).
+
+        Each feature is one draw, so the predictive is add-λ: φ = (N_jk + λ) / (N_k + 2λ)
+        for the other classes; for the own class N_k − 1 rows remain and feature j keeps
+        N_jk − x_ij of them, so a present feature has (N_jk − 1 + λ) / (N_k − 1 + 2λ) and an
+        absent one (N_k − 1 − N_jk + λ) / (N_k − 1 + 2λ). The absent terms are summed over
+        all features once per class and corrected at the row's non-zeros: O(nnz).
+        """
+        alpha = estimates.attrs["alpha"]
+        counts = estimates["feature_count"].values.astype(np.float64)
+        class_count = estimates["class_count"].values.astype(np.float64)
+        prob = (counts + alpha) / (class_count[:, None] + 2.0 * alpha)
+        out = cf.bernoulli_log_likelihood(
+            X, np.zeros(len(class_count)), np.log(prob), np.log1p(-prob)
+        )
+        X = sp.csr_array(X)
+        n_rows, n_features = X.shape
+        rows = np.repeat(np.arange(n_rows), np.diff(X.indptr))
+        present = X.data != 0  # stored zeros are absent features
+        rows, columns = rows[present], X.indices[present]
+        absent = class_count[:, None] - 1.0 - counts + alpha
+        # absent <= 0 only where every row of the class has the feature (λ <= 1): each such
+        # row takes the cell out again below, so 0 there cancels.
+        log_absent = np.log(np.where(absent > 0, absent, 1.0))
+        own_class = y_codes[rows]
+        correction = (
+            np.log(counts[own_class, columns] - 1.0 + alpha) - log_absent[own_class, columns]
+        )
+        out[np.arange(n_rows), y_codes] = (
+            log_absent.sum(axis=1)[y_codes]
+            - n_features * np.log(class_count[y_codes] - 1.0 + 2.0 * alpha)
+            + np.bincount(rows, weights=correction, minlength=n_rows)
+        )
+        return out
+
+
+def _binomial_kernel(value, n, p):
+    """log Binomial(value | n, p) less its parameter-free log C(n, value)."""
+    import pytensor.tensor as pt
+
+    return value * pt.log(p) + (n - value) * pt.log1p(-p)
+
+
+def _binomial(n, p, size):
+    import pymc as pm
+
+    return pm.Binomial.dist(n=n, p=p, size=size)
+
 
 FAMILY = BernoulliFamily()
+
+
+def _sparse_bernoulli_rows(prob, y_codes, class_size, rng) -> sp.csr_array:
+    """Independent Bernoulli(φ_{y_i} j) cells as a sparse matrix (see simulate_rows).
+
+    A uniform subset of N of the n_k rows: draw N positions, then draw again those that
+    repeat a position already taken in the same column, until none does. The rule treats
+    every row alike, so the subset is uniform; columns with φ > 1/2 would repeat often, and
+    are drawn as their complement (the rows *without* the feature).
+    """
+    n_classes, n_features = prob.shape
+    rows, columns = [], []
+    for k in range(n_classes):
+        members = np.flatnonzero(y_codes == k)
+        if members.size == 0:
+            continue
+        flip = prob[k] > 0.5
+        count = rng.binomial(members.size, np.where(flip, 1.0 - prob[k], prob[k]))
+        column = np.repeat(np.arange(n_features), count)
+        position = rng.integers(members.size, size=column.size)
+        while True:
+            key = column * members.size + position
+            _, first = np.unique(key, return_index=True)
+            repeated = np.ones(key.size, dtype=bool)
+            repeated[first] = False
+            if not repeated.any():
+                break
+            position[repeated] = rng.integers(members.size, size=int(repeated.sum()))
+        taken = np.zeros((members.size, n_features), dtype=bool) if flip.any() else None
+        if taken is not None:  # the flipped columns: the feature is where no draw fell
+            chosen = flip[column]
+            taken[position[chosen], column[chosen]] = True
+            flipped_rows, flipped_columns = np.nonzero(~taken[:, flip])
+            rows.append(members[flipped_rows])
+            columns.append(np.flatnonzero(flip)[flipped_columns])
+            position, column = position[~chosen], column[~chosen]
+        rows.append(members[position])
+        columns.append(column)
+    rows, columns = np.concatenate(rows), np.concatenate(columns)
+    shape = (len(y_codes), n_features)
+    return sp.csr_array((np.ones(rows.size, dtype=np.int8), (rows, columns)), shape=shape)

@@ -25,6 +25,9 @@ from bayesgen.families.naive_bayes import FeatureStatistics, NaiveBayesFamily
 if TYPE_CHECKING:
     import pymc as pm
 
+#: Cells of uniform variates times categories compared at once while simulating rows.
+_SIMULATION_BLOCK = 4_000_000
+
 MAX_CATEGORY_CELLS = 10**8
 """Largest class × feature × category table (800 MB in float64) a categorical fit builds."""
 
@@ -37,6 +40,12 @@ class CategoricalFamily(NaiveBayesFamily):
     cli_name = "categorical"
     feature_kind = "categorical"
     top_parameter_label = "P(feature = category | class)"
+    ppc_variables = ("class_category_freq",)
+    ppc_caption = (
+        "class_category_freq is the share of each class's rows in each category of each "
+        "feature, all cells pooled. The model fits these directly, so a black curve wider than "
+        "the blue ones means a λ strong enough to pull the frequencies towards uniform."
+    )
     parameters: ClassVar[dict[str, tuple[str, ...]]] = {
         "class_prob": ("class",),
         "feature_prob": ("class", "feature", "category"),
@@ -120,7 +129,11 @@ class CategoricalFamily(NaiveBayesFamily):
         """Categorical naive Bayes: θ_kn ~ Dirichlet(λ) over the K_n categories of feature n.
 
         ``feature_prob`` has dims (class, feature, category), padded with 0 beyond K_n (see
-        ``category_mask``), as in :meth:`fit`.
+        ``category_mask``), as in :meth:`fit`. Observed: the class counts ``class_count`` ~
+        Multinomial(N, π) and the counts of the real (feature, category) cells ``cell_count``
+        (class, cell) ~ Poisson(g_k,cell), the Gamma-Poisson form of each feature's
+        Dirichlet (see :mod:`bayesgen.generative`). The padding cells are not observed: their
+        count is always 0 and their probability 0, so they add nothing to the likelihood.
         """
         import pymc as pm
         import pytensor.tensor as pt
@@ -140,8 +153,10 @@ class CategoricalFamily(NaiveBayesFamily):
         with pm.Model(coords=coords) as model:
             class_prob_prior(estimates, class_alpha)
             counts = estimates["feature_count"].values[:, cell_feature, cell_category]
-            rate = gamma_poisson_rates("cell", counts, alpha, dims=("class", "cell"))
             membership = np.eye(n_features)[cell_feature]  # (cell, feature) indicator
+            rate = gamma_poisson_rates(
+                "cell", counts, alpha, dims=("class", "cell"), groups=membership
+            )
             totals = pt.dot(rate, membership)  # (class, feature)
             cell_prob = rate / totals[:, cell_feature]
             padded = pt.zeros((len(estimates["class"]), *mask.shape))
@@ -153,6 +168,34 @@ class CategoricalFamily(NaiveBayesFamily):
         mask = estimates["category_mask"].values
         log_prob = np.where(mask, log(draws["feature_prob"].values), -np.inf)
         return cf.categorical_log_likelihood(X, log(draws["class_prob"].values), log_prob)
+
+    # -- the row-level generative model ---------------------------------------------------
+
+    def simulate_rows(self, estimates: xr.Dataset, X, y_codes, parameters, rng):
+        """x_in ~ Categorical(θ_{y_i} n) by inverting each cell's CDF with one uniform."""
+        prob = np.asarray(parameters["feature_prob"], dtype=np.float64)
+        prob = np.where(estimates["category_mask"].values, prob, 0.0)
+        cdf = np.cumsum(prob, axis=-1)
+        cdf /= cdf[..., -1:]  # float32 draws need not sum to exactly 1
+        out = np.empty(X.shape, dtype=np.int64)
+        step = max(1, _SIMULATION_BLOCK // max(1, X.shape[1] * prob.shape[-1]))
+        for start in range(0, X.shape[0], step):
+            codes = y_codes[start : start + step]
+            uniform = rng.random((len(codes), X.shape[1], 1))
+            out[start : start + step] = (uniform >= cdf[codes]).sum(axis=-1)
+        # A uniform of exactly 1 - ε past a rounded CDF stays within the real categories.
+        return np.minimum(out, estimates["n_categories"].values - 1)
+
+    def predictive_statistics(self, estimates: xr.Dataset, X, y_codes) -> dict:
+        """``class_category_freq``: the share of each class's rows in each category of each
+        feature (whose posterior predictive mean is add-λ)."""
+        codes = np.asarray(X.toarray() if sp.issparse(X) else X, dtype=np.int64)
+        n_classes = estimates.sizes["class"]
+        counts = cf.category_counts(codes, y_codes, n_classes, estimates["n_categories"].values)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            freq = counts / np.bincount(y_codes, minlength=n_classes)[:, None, None]
+        freq = np.where(estimates["category_mask"].values, freq, np.nan)
+        return {"class_category_freq": (("class", "feature", "category"), freq)}
 
     def feature_moments(self, estimates: xr.Dataset, alpha: float) -> dict:
         """θ_kn | data ~ Dirichlet(N_k,n,c + λ) over the K_n real categories; the padding
@@ -174,6 +217,32 @@ class CategoricalFamily(NaiveBayesFamily):
             "expected_map": mode,
             "status": status,
         }
+
+    def loo_feature_log_likelihood(self, estimates: xr.Dataset, X, y_codes) -> np.ndarray:
+        """The Dirichlet-categorical log p(x_i | y = k, D_{-i}) = Σ_n log P(x_in | k, D_{-i}).
+
+        Each feature is one draw, so the predictive is add-λ: (N_k,n,c + λ) / (N_k + K_n λ)
+        for the other classes, and (N_k,n,x_in − 1 + λ) / (N_k − 1 + K_n λ) for the own
+        class, which loses row i's one count in each feature.
+        """
+        alpha = estimates.attrs["alpha"]
+        counts = estimates["feature_count"].values.astype(np.float64)
+        class_count = estimates["class_count"].values.astype(np.float64)
+        mask = estimates["category_mask"].values
+        n_categories = estimates["n_categories"].values.astype(np.float64)
+        denominator = class_count[:, None, None] + n_categories[None, :, None] * alpha
+        log_prob = np.where(
+            mask, np.log(np.where(mask, counts + alpha, 1.0) / denominator), -np.inf
+        )
+        codes = np.asarray(X.toarray() if sp.issparse(X) else X, dtype=np.int64)
+        out = cf.categorical_log_likelihood(codes, np.zeros(len(class_count)), log_prob)
+        features = np.arange(codes.shape[1])
+        own_count = counts[y_codes[:, None], features[None, :], codes]  # (n, F)
+        own_total = class_count[y_codes][:, None] - 1.0 + n_categories[None, :] * alpha
+        out[np.arange(codes.shape[0]), y_codes] = np.log(own_count - 1.0 + alpha).sum(
+            axis=1
+        ) - np.log(own_total).sum(axis=1)
+        return out
 
 
 def _resolve_n_categories(X, n_categories, n_classes: int, feature_names) -> np.ndarray:

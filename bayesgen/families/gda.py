@@ -27,12 +27,15 @@ from bayesgen.closed_form import (
     check_smoothing,
     class_counts,
     class_means_and_scatter,
+    gaussian_log_joint,
+    gaussian_rows,
     gda_linear_form,
     linear_log_likelihood,
     niw_posterior,
 )
 from bayesgen.data import check_training_data
 from bayesgen.families import base
+from bayesgen.gaussian import niw_leave_one_out_log_density
 
 if TYPE_CHECKING:
     import pymc as pm
@@ -67,6 +70,13 @@ class GaussianFamily(base.Family):
     variable_symbols: ClassVar[dict[str, str]] = {"mu": "μ"}
     top_parameter_label = "discriminant weight θ"
     top_parameter_caption = "discriminant weights θ"
+    ppc_variables = ("class_feature_mean",)
+    ppc_caption = (
+        "class_feature_mean is each feature's mean within each class, in pooled within-class "
+        "SDs from the feature's mean, all cells pooled. The model fits these directly, so a "
+        "black curve outside the blue ones means a prior (mean, κ₀) strong enough to pull the "
+        "class means."
+    )
 
     def parameter_dims(self, estimates: xr.Dataset) -> dict[str, tuple[str, ...]]:
         """The parameters and their dims for this fit: two classes have one ``coef`` vector
@@ -323,11 +333,27 @@ class GaussianFamily(base.Family):
         lkj_eta : float, default 2.0
             LKJ shape; 1 is uniform over correlation matrices, larger favours weaker
             correlation.
+
+        Notes
+        -----
+        The Gaussian likelihood of the rows factorises exactly into that of the statistics,
+        which are observed: the class counts ``class_count`` ~ Multinomial(N, π), the class
+        means ``class_mean`` x̄_k ~ N(μ_k, Σ / N_k) and the pooled within-class scatter
+        ``scatter`` S ~ Wishart(N − K, Σ), independent given the parameters. Where S has no
+        Wishart density (N − K < D, or features collinear or constant within the classes) its
+        kernel −(N − K)/2 log|Σ| − ½ tr(Σ⁻¹ S) enters as the potential ``scatter_loglik``
+        instead, which PyMC does not simulate. Classes without rows have no mean to observe.
         """
         import pymc as pm
         import pytensor.tensor as pt
 
-        from bayesgen.generative import class_prob_prior, model_coords, positive_priors
+        from bayesgen.generative import (
+            class_prob_prior,
+            model_coords,
+            observed_class_means,
+            positive_priors,
+            wishart_is_regular,
+        )
 
         if "prior_mean" not in estimates:
             raise ValueError(
@@ -342,13 +368,6 @@ class GaussianFamily(base.Family):
             prior_mean = pm.Data("prior_mean", estimates["prior_mean"].values, dims="feature")
             prior_kappa = pm.Data("prior_kappa", estimates.attrs["prior_kappa"])
             class_count, class_prob = class_prob_prior(estimates, class_alpha)
-            class_mean = pm.Data(
-                "class_mean", estimates["class_mean"].values, dims=("class", "feature")
-            )
-            # Any R with S = R Rᵀ turns tr(Λ S) into a sum of squares; eigh tolerates a
-            # singular S.
-            scatter_root = _matrix_root(estimates["scatter"].values)
-            root = pm.Data("scatter_root", scatter_root, dims=("feature", "feature2"))
             if cov_prior == "conjugate":
                 prec_chol = _bartlett_precision_chol(estimates, n_features)
                 precision = prec_chol @ prec_chol.T
@@ -361,6 +380,7 @@ class GaussianFamily(base.Family):
                 log_det_precision = 2 * pt.sum(pt.log(pt.diag(prec_chol)))
                 whiten = lambda m: prec_chol.T @ m  # noqa: E731 - vᵀΛv = |Lᵀv|²
                 cov = pt.linalg.inv(precision)
+                cov_chol = pt.linalg.cholesky(cov)
             elif cov_prior == "lkj":
                 scale = np.sqrt(
                     np.diag(estimates["prior_scale"].values) / _prior_cov_divisor(estimates)
@@ -377,16 +397,26 @@ class GaussianFamily(base.Family):
                 log_det_precision = -2 * pt.sum(pt.log(pt.diag(chol)))
                 whiten = lambda m: pt.linalg.solve_triangular(chol, m, lower=True)  # noqa: E731
                 cov = chol @ chol.T
+                cov_chol = chol
             else:
                 raise ValueError(f"cov_prior: expected 'conjugate' or 'lkj'; got {cov_prior!r}.")
-            # Σ_i log N(x_i | μ_{y_i}, Σ) from the statistics, without the -ND/2 log 2π constant.
-            offset = (class_mean - mu).T  # (feature, class)
-            pm.Potential(
-                "gaussian_loglik",
-                0.5 * class_count.sum() * log_det_precision
-                - 0.5 * pt.sum(whiten(root) ** 2)
-                - 0.5 * pt.sum(class_count * pt.sum(whiten(offset) ** 2, axis=0)),
-            )
+            observed_class_means(estimates, class_count, mu, cov_chol)
+            # S ~ Wishart(N − K, Σ), K counting the classes with rows.
+            n_present = int(np.count_nonzero(estimates["class_count"].values > 0))
+            dof = class_count.sum() - n_present
+            scatter = estimates["scatter"].values
+            square = ("feature", "feature2")
+            if wishart_is_regular(scatter, float(estimates["class_count"].sum()) - n_present):
+                observed = pm.Data("scatter_data", scatter, dims=square)
+                pm.Wishart("scatter", nu=dof, scale_chol=cov_chol, observed=observed, dims=square)
+            else:
+                # Any R with S = R Rᵀ turns tr(Λ S) into a sum of squares; eigh tolerates a
+                # singular S.
+                root = pm.Data("scatter_root", _matrix_root(scatter), dims=square)
+                pm.Potential(
+                    "scatter_loglik",
+                    0.5 * dof * log_det_precision - 0.5 * pt.sum(whiten(root) ** 2),
+                )
             pm.Deterministic("cov", cov, dims=("feature", "feature2"))
             _pymc_linear_form(class_prob, mu, cov, n_classes=estimates.sizes["class"])
         return model
@@ -426,6 +456,26 @@ class GaussianFamily(base.Family):
             draws["cov"].values.astype(np.float64),
         )
         return linear_log_likelihood(X, coef, intercept)
+
+    # -- the row-level generative model ---------------------------------------------------
+
+    def row_log_likelihood(self, estimates: xr.Dataset, X, y_codes, draws) -> np.ndarray:
+        """log π_{y_i} + log N(x_i | μ_{y_i}, Σ), in full: the linear form of
+        :meth:`draw_log_joint` drops −½ xᵀΣ⁻¹x − ½ log |2πΣ|, which varies with Σ."""
+        mu = draws["mu"].values.astype(np.float64)
+        cov = draws["cov"].values.astype(np.float64)[:, None]  # one Σ for every class
+        cov = np.broadcast_to(cov, (*mu.shape, mu.shape[-1]))
+        joint = gaussian_log_joint(X, draws["class_prob"].values.astype(np.float64), mu, cov)
+        return joint[:, np.arange(len(y_codes)), y_codes]
+
+    def simulate_rows(self, estimates: xr.Dataset, X, y_codes, parameters, rng):
+        """x_i ~ N(μ_{y_i}, Σ)."""
+        return gaussian_rows(parameters["mu"], parameters["cov"], y_codes, rng)
+
+    def predictive_statistics(self, estimates: xr.Dataset, X, y_codes) -> dict:
+        """``class_feature_mean``: each feature's mean within each class."""
+        means = base.class_means(X, y_codes, estimates.sizes["class"])
+        return {"class_feature_mean": (("class", "feature"), means)}
 
     # -- the comparison (bayesgen.checks) -------------------------------------------------
 
@@ -467,6 +517,37 @@ class GaussianFamily(base.Family):
                 failure=LINEAR_FORM_FAILURE,
             )
         ]
+
+    # -- exact leave-one-out (bayesgen.loo) -----------------------------------------------
+
+    def loo_log_joint(
+        self, estimates: xr.Dataset, X, y_codes: np.ndarray, *, options: dict | None = None
+    ) -> np.ndarray:
+        """log p(x_i, y = k | D without row i) under the normal-inverse-Wishart posterior.
+
+        log E[π_k | D_{-i}] plus the multivariate Student-t predictive of every class given
+        D_{-i}: row i leaves κ, m of its own class and, since Σ is shared, ν and Ψ of every
+        class (see :func:`bayesgen.gaussian.niw_leave_one_out_log_density`).
+
+        Raises
+        ------
+        NotImplementedError
+            For ``options["cov_prior"] == "lkj"``, which has no closed-form posterior.
+        """
+        if (options or {}).get("cov_prior", "conjugate") != "conjugate":
+            raise NotImplementedError(
+                "gda: cov_prior='lkj' has no closed-form leave-one-out posterior."
+            )
+        if "prior_mean" not in estimates:
+            raise ValueError(
+                "loo_proba: needs the normal-inverse-Wishart prior; these estimates were "
+                "fitted with prior=None (the MLE)."
+            )
+        y_codes = np.asarray(y_codes)
+        posterior = niw_posterior_parameters(estimates)
+        return base.loo_class_log_prob(estimates, y_codes) + niw_leave_one_out_log_density(
+            X, y_codes, posterior
+        )
 
 
 FAMILY = GaussianFamily()

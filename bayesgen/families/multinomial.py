@@ -32,6 +32,12 @@ class MultinomialFamily(NaiveBayesFamily):
     cli_name = "multinomial"
     feature_kind = "count"
     top_parameter_label = "P(word | class)"
+    ppc_variables = ("distinct_words",)
+    ppc_caption = (
+        "distinct_words counts the different words of each document, its length kept as "
+        "observed: real text repeats its words (burstiness), so a black curve left of the blue "
+        "ones (fewer distinct words than a multinomial draws) is this model's known misfit."
+    )
     parameters: ClassVar[dict[str, tuple[str, ...]]] = {
         "class_prob": ("class",),
         "feature_prob": ("class", "feature"),
@@ -89,9 +95,12 @@ class MultinomialFamily(NaiveBayesFamily):
         """Multinomial (bag-of-words) naive Bayes.
 
         π ~ Dirichlet(a), θ_k ~ Dirichlet(λ) over the vocabulary for each class, with
-        a = ``class_alpha`` and λ = ``alpha`` from ``estimates.attrs``; likelihood of the class
-        counts N_k and word counts N_kw, through the Gamma-Poisson form of the Dirichlet (see
-        :mod:`bayesgen.generative`).
+        a = ``class_alpha`` and λ = ``alpha`` from ``estimates.attrs``. Observed: the class
+        counts ``class_count`` ~ Multinomial(N, π) and the word counts ``feature_count`` N_kw ~
+        Poisson(g_kw), the Gamma-Poisson form of the Dirichlet (θ_k = g_k / Σ_w g_kw; see
+        :mod:`bayesgen.generative`). Fractional counts (TF-IDF weights) enter as a weighted
+        likelihood through the potential ``feature_loglik`` instead, which PyMC cannot
+        simulate; the class counts stay observed.
         """
         import pymc as pm
 
@@ -118,6 +127,50 @@ class MultinomialFamily(NaiveBayesFamily):
             X, log(draws["class_prob"].values), log(draws["feature_prob"].values)
         )
 
+    # -- the row-level generative model ---------------------------------------------------
+    # A document of class k and length L is L words drawn from θ_k: x | y = k, L ~
+    # Multinomial(L, θ_k). The length is not modelled; simulations keep the observed ones.
+
+    def row_log_constant(self, X) -> np.ndarray:
+        """The multinomial coefficient log L! − Σ_w log x_w! of each document."""
+        X = sp.csr_array(X)
+        rows = np.repeat(np.arange(X.shape[0]), np.diff(X.indptr))
+        per_word = np.zeros(X.shape[0])
+        np.add.at(per_word, rows, gammaln(X.data + 1.0))
+        return gammaln(np.asarray(X.sum(axis=1)).ravel() + 1.0) - per_word
+
+    def simulate_rows(self, estimates: xr.Dataset, X, y_codes, parameters, rng):
+        """Each document's length in words drawn from its class's θ, as a sparse matrix.
+
+        Words are drawn class by class as one stream of tokens split into the documents, so
+        the cost is that of the tokens, not of documents × vocabulary.
+        """
+        lengths = _document_lengths(X)
+        prob = np.asarray(parameters["feature_prob"], dtype=np.float64)
+        rows, words = [], []
+        for k in range(prob.shape[0]):
+            members = np.flatnonzero(y_codes == k)
+            n_tokens = lengths[members]
+            if n_tokens.sum() == 0:
+                continue
+            words.append(rng.choice(prob.shape[1], size=n_tokens.sum(), p=prob[k] / prob[k].sum()))
+            rows.append(np.repeat(members, n_tokens))
+        rows = np.concatenate(rows) if rows else np.zeros(0, dtype=np.int64)
+        words = np.concatenate(words) if words else np.zeros(0, dtype=np.int64)
+        counts = sp.csr_array((np.ones(rows.size), (rows, words)), shape=X.shape)
+        counts.sum_duplicates()
+        return counts
+
+    def predictive_statistics(self, estimates: xr.Dataset, X, y_codes) -> dict:
+        """``doc_length`` (tokens per document, kept as observed by the simulations) and
+        ``distinct_words`` per document: real text repeats its words more than a multinomial
+        does (burstiness), which this statistic shows."""
+        X = sp.csr_array(X)
+        return {
+            "doc_length": (("obs",), np.asarray(X.sum(axis=1)).ravel()),
+            "distinct_words": (("obs",), np.diff(sp.csr_array(X > 0).indptr).astype(np.int64)),
+        }
+
     def feature_moments(self, estimates: xr.Dataset, alpha: float) -> dict:
         """θ_k | data ~ Dirichlet(N_kw + λ) over the vocabulary."""
         from bayesgen.checks_expected import dirichlet_kurtosis, dirichlet_sd, simplex_mode
@@ -135,6 +188,36 @@ class MultinomialFamily(NaiveBayesFamily):
             "status": status,
         }
 
+    def loo_feature_log_likelihood(self, estimates: xr.Dataset, X, y_codes) -> np.ndarray:
+        """The Dirichlet-multinomial log p(x_i | y = k, D_{-i}) given the document's length L:
+
+            log L! − Σ_w log x_w! + log Γ(A) − log Γ(A + L) + Σ_w [log Γ(a_w + x_w) − log Γ(a_w)]
+
+        with a_w = N_kw + λ and A = Σ_w a_w for the other classes, and for the own class
+        a_w − x_w and A − L, where the word terms become log Γ(a_w) − log Γ(a_w − x_w): sums
+        over the non-zeros of X, O(nnz · K) for all rows together.
+        """
+        X = sp.csr_array(X)
+        n_rows = X.shape[0]
+        concentration = estimates["feature_count"].values + estimates.attrs["alpha"]
+        total = concentration.sum(axis=1)
+        length = np.asarray(X.sum(axis=1)).ravel()
+        coefficient = self.row_log_constant(X)
+        out = (
+            coefficient[:, None]
+            + gammaln(total)[None, :]
+            - gammaln(total[None, :] + length[:, None])
+            + _dirichlet_multinomial_word_terms(X, concentration)
+        )
+        rows = np.repeat(np.arange(n_rows), np.diff(X.indptr))
+        own = concentration[y_codes[rows], X.indices]  # row i's own words were counted in a
+        words = np.bincount(rows, weights=gammaln(own) - gammaln(own - X.data), minlength=n_rows)
+        own_total = total[y_codes]
+        out[np.arange(n_rows), y_codes] = (
+            coefficient + gammaln(own_total - length) - gammaln(own_total) + words
+        )
+        return out
+
 
 def _dirichlet_multinomial_word_terms(X, concentration: np.ndarray) -> np.ndarray:
     """Σ_w [log Γ(a_kw + x_w) - log Γ(a_kw)] for every row; only non-zero x_w contribute."""
@@ -148,3 +231,16 @@ def _dirichlet_multinomial_word_terms(X, concentration: np.ndarray) -> np.ndarra
 
 
 FAMILY = MultinomialFamily()
+
+
+def _document_lengths(X) -> np.ndarray:
+    """Tokens per document, refusing rows that are not whole counts (TF-IDF weights have no
+    generative model to simulate from)."""
+    X = sp.csr_array(X)
+    if not np.all(X.data == np.round(X.data)):
+        raise ValueError(
+            "X: simulating documents needs whole word counts; the training rows hold "
+            "fractional weights (TF-IDF?), which the multinomial model only weighs. Fit on "
+            "counts (CountVectorizer) to simulate."
+        )
+    return np.asarray(X.sum(axis=1)).ravel().astype(np.int64)

@@ -31,6 +31,7 @@ from bayesgen.families.base import (
     class_concentration,
     dirichlet_draws,
     dirichlet_mode,
+    loo_class_log_prob,
 )
 
 
@@ -259,5 +260,35 @@ class NaiveBayesFamily(Family):
         ``closed_form_sd``, ``closed_form_kurtosis``, ``expected_map`` and ``status`` (of
         :func:`bayesgen.checks_expected.simplex_mode`), and ``beta`` for a Beta(λ, λ) prior,
         of :func:`bayesgen.checks_expected.simplex_block`.
+        """
+        raise NotImplementedError
+
+    # -- exact leave-one-out (bayesgen.loo) -----------------------------------------------
+
+    def loo_log_joint(
+        self, estimates: xr.Dataset, X, y_codes: np.ndarray, *, options: dict | None = None
+    ) -> np.ndarray:
+        """log p(x_i, y = k | D without row i) = log E[π_k | D_{-i}] + log p(x_i | k, D_{-i}).
+
+        Both factors are conjugate: E[π_k | D_{-i}] = (N_k − [k = y_i] + a) / (N − 1 + K a),
+        and the feature term is the subclass's :meth:`loo_feature_log_likelihood`, the
+        Dirichlet (Beta) predictive of x_i given class k's counts less row i's own. Needs
+        λ > 0 (a proper prior, so that a feature seen only in row i keeps a probability).
+        """
+        if estimates.attrs["alpha"] <= 0:
+            raise ValueError(
+                "loo_proba: needs alpha > 0 (a proper Dirichlet prior); with alpha = 0 a "
+                "feature seen only in the left-out row has probability 0."
+            )
+        y_codes = np.asarray(y_codes)
+        return loo_class_log_prob(estimates, y_codes) + self.loo_feature_log_likelihood(
+            estimates, X, y_codes
+        )
+
+    def loo_feature_log_likelihood(self, estimates: xr.Dataset, X, y_codes) -> np.ndarray:
+        """log p(x_i | y = k, D without row i), in full, shape (n_samples, n_classes).
+
+        Only the own class y_i's counts change; every other class's column is the posterior
+        predictive given all the rows.
         """
         raise NotImplementedError

@@ -34,11 +34,13 @@ from bayesgen.closed_form import (
     class_counts,
     feature_counts,
     gaussian_log_joint,
+    gaussian_rows,
     niw_posterior,
 )
 from bayesgen.data import check_training_data
 from bayesgen.families import base
 from bayesgen.families.gda import standardised_problem
+from bayesgen.gaussian import niw_leave_one_out_log_density
 
 if TYPE_CHECKING:
     import pymc as pm
@@ -70,6 +72,13 @@ class QuadraticFamily(base.Family):
     variable_symbols: ClassVar[dict[str, str]] = {"mu": "μ", "cov": "Σ"}
     top_parameter_label = "standardised class mean (μ_kj − c_j) / s_j"
     top_parameter_caption = "class means furthest from the overall mean, in within-class SDs"
+    ppc_variables = ("class_feature_mean",)
+    ppc_caption = (
+        "class_feature_mean is each feature's mean within each class, in pooled within-class "
+        "SDs from the feature's mean, all cells pooled. The model fits these directly, so a "
+        "black curve outside the blue ones means a prior (mean, κ₀) strong enough to pull the "
+        "class means."
+    )
 
     # -- plots and the report -------------------------------------------------------------
 
@@ -291,9 +300,18 @@ class QuadraticFamily(base.Family):
         For every class, the precision Λ_k ~ Wishart(ν₀, Ψ₀⁻¹) through its Bartlett
         decomposition (Λ_k = L A_k A_kᵀ Lᵀ with χ² variates on the diagonal of A_k and N(0, 1)
         below it, batched over the classes), μ_k | Λ_k ~ N(m₀, (κ₀ Λ_k)⁻¹) (free variables
-        ``mu_0``, ``mu_1``, …, stacked into the deterministic ``mu``), and the Gaussian
-        likelihood of the class statistics as a potential; Σ_k = Λ_k⁻¹ then follows the
-        inverse-Wishart prior whose posterior means are the closed form.
+        ``mu_0``, ``mu_1``, …, stacked into the deterministic ``mu``); Σ_k = Λ_k⁻¹ then follows
+        the inverse-Wishart prior whose posterior means are the closed form.
+
+        The Gaussian likelihood of the rows factorises exactly into that of the statistics,
+        which are observed: the class counts ``class_count`` ~ Multinomial(N, π), the class
+        means ``class_mean`` x̄_k ~ N(μ_k, Σ_k / N_k) (one batched variable) and the class
+        scatters ``scatter_0``, ``scatter_1``, … S_k ~ Wishart(N_k − 1, Σ_k) (one variable per
+        class: PyMC 6.4 cannot evaluate one batched Wishart whose scale depends on other random
+        variables). A class whose S_k has no Wishart density (N_k − 1 < D, or features
+        collinear or constant within it) has its kernel −(N_k − 1)/2 log|Σ_k| − ½ tr(Σ_k⁻¹ S_k)
+        in the potential ``scatter_loglik`` instead, which PyMC does not simulate; a class
+        without rows has no mean to observe.
 
         Parameters
         ----------
@@ -304,7 +322,12 @@ class QuadraticFamily(base.Family):
         import pymc as pm
         import pytensor.tensor as pt
 
-        from bayesgen.generative import class_prob_prior, model_coords, positive_priors
+        from bayesgen.generative import (
+            class_prob_prior,
+            model_coords,
+            observed_class_means,
+            positive_priors,
+        )
 
         if "prior_mean" not in estimates:
             raise ValueError(
@@ -322,16 +345,6 @@ class QuadraticFamily(base.Family):
             scale_chol = np.linalg.cholesky(np.linalg.inv(estimates["prior_scale"].values))
             scale_chol = pm.Data("prior_precision_chol", scale_chol, dims=("feature", "feature2"))
             class_count, _ = class_prob_prior(estimates, class_alpha)
-            class_mean = pm.Data(
-                "class_mean", estimates["class_mean"].values, dims=("class", "feature")
-            )
-            # Any R_k with S_k = R_k R_kᵀ turns tr(Λ_k S_k) into a sum of squares; eigh
-            # tolerates a singular S_k (a class with fewer samples than features).
-            root = pm.Data(
-                "scatter_root",
-                _matrix_roots(estimates["scatter"].values),
-                dims=("class", "feature", "feature2"),
-            )
             lower = np.tril_indices(n_features, k=-1)
             diagonal = np.arange(n_features)
             chi2 = pm.ChiSquared(
@@ -353,23 +366,12 @@ class QuadraticFamily(base.Family):
                     for k in range(n_classes)
                 ]
             )
-            log_det_precision = 2 * pt.sum(
-                pt.log(pt.diagonal(prec_chol, axis1=-2, axis2=-1)), axis=-1
-            )
-            # vᵀΛ_k v = |L_kᵀ v|², batched over the classes.
-            whitened_scatter = pt.matmul(prec_chol.mT, root)
-            whitened_offset = pt.matmul(prec_chol.mT, (class_mean - mu)[:, :, None])[:, :, 0]
-            # Σ_i log N(x_i | μ_{y_i}, Σ_{y_i}) from the statistics, without −ND/2 log 2π.
-            pm.Potential(
-                "gaussian_loglik",
-                pt.sum(
-                    0.5 * class_count * log_det_precision
-                    - 0.5 * pt.sum(whitened_scatter**2, axis=(-2, -1))
-                    - 0.5 * class_count * pt.sum(whitened_offset**2, axis=-1)
-                ),
-            )
+            cov = pt.linalg.inv(precision)
+            cov_chol = pt.linalg.cholesky(cov)
+            observed_class_means(estimates, class_count, mu, cov_chol)
+            _pymc_class_scatters(estimates, class_count, prec_chol, cov_chol)
             pm.Deterministic("mu", mu, dims=("class", "feature"))
-            pm.Deterministic("cov", pt.linalg.inv(precision), dims=("class", "feature", "feature2"))
+            pm.Deterministic("cov", cov, dims=("class", "feature", "feature2"))
         return model
 
     def map_problem(self, estimates: xr.Dataset):
@@ -407,6 +409,37 @@ class QuadraticFamily(base.Family):
             draws["class_prob"].values.astype(np.float64),
             draws["mu"].values.astype(np.float64),
             draws["cov"].values.astype(np.float64),
+        )
+
+    # -- the row-level generative model (draw_log_joint is the full density) ---------------
+
+    def simulate_rows(self, estimates: xr.Dataset, X, y_codes, parameters, rng):
+        """x_i ~ N(μ_{y_i}, Σ_{y_i})."""
+        return gaussian_rows(parameters["mu"], parameters["cov"], y_codes, rng)
+
+    def predictive_statistics(self, estimates: xr.Dataset, X, y_codes) -> dict:
+        """``class_feature_mean``: each feature's mean within each class."""
+        means = base.class_means(X, y_codes, estimates.sizes["class"])
+        return {"class_feature_mean": (("class", "feature"), means)}
+
+    # -- exact leave-one-out (bayesgen.loo) -----------------------------------------------
+
+    def loo_log_joint(
+        self, estimates: xr.Dataset, X, y_codes: np.ndarray, *, options: dict | None = None
+    ) -> np.ndarray:
+        """log p(x_i, y = k | D without row i) under the per-class normal-inverse-Wishart
+        posterior: log E[π_k | D_{-i}] plus the multivariate Student-t predictive of class k,
+        where only the own class's (κ, m, ν, Ψ) lose row i (see
+        :func:`bayesgen.gaussian.niw_leave_one_out_log_density`)."""
+        if "prior_mean" not in estimates:
+            raise ValueError(
+                "loo_proba: needs the normal-inverse-Wishart prior; these estimates were "
+                "fitted with prior=None (the MLE)."
+            )
+        y_codes = np.asarray(y_codes)
+        posterior = niw_posterior_parameters(estimates)
+        return base.loo_class_log_prob(estimates, y_codes) + niw_leave_one_out_log_density(
+            X, y_codes, posterior
         )
 
 
@@ -527,6 +560,41 @@ def _check_mean_covariance_exists(dof, count, classes, prior: dict) -> None:
             f"ν₀ + N_k = {dof[k]:g} ≤ D + 1 = {n_features + 1} leaves its posterior mean "
             f"covariance undefined; use dof > {n_features + 1 - count[k]:g} (the default is "
             f"D + 2 = {n_features + 2})."
+        )
+
+
+def _pymc_class_scatters(estimates, class_count, prec_chol, cov_chol) -> None:
+    """S_k ~ Wishart(N_k − 1, Σ_k) observed as ``scatter_k`` for every class where it has a
+    density; the kernel of the others (N_k ≥ 2) in the potential ``scatter_loglik``."""
+    import pymc as pm
+    import pytensor.tensor as pt
+
+    from bayesgen.generative import wishart_is_regular
+
+    count = estimates["class_count"].values
+    scatter = estimates["scatter"].values
+    square = ("feature", "feature2")
+    singular = []
+    for k in range(len(count)):
+        if wishart_is_regular(scatter[k], float(count[k]) - 1.0):
+            observed = pm.Data(f"scatter_{k}_data", scatter[k], dims=square)
+            dof = class_count[k] - 1
+            pm.Wishart(
+                f"scatter_{k}", nu=dof, scale_chol=cov_chol[k], observed=observed, dims=square
+            )
+        elif count[k] >= 2:
+            singular.append(k)
+    if singular:
+        # Any R_k with S_k = R_k R_kᵀ turns tr(Λ_k S_k) into a sum of squares; eigh
+        # tolerates a singular S_k (a class with fewer samples than features).
+        root = pm.Data("scatter_root", _matrix_roots(scatter[singular]))
+        chol = prec_chol[singular]
+        log_det_precision = 2 * pt.sum(pt.log(pt.diagonal(chol, axis1=-2, axis2=-1)), axis=-1)
+        whitened = pt.matmul(chol.mT, root)  # vᵀΛ_k v = |L_kᵀ v|²
+        dof = pt.cast(class_count[singular], "float64") - 1.0
+        pm.Potential(
+            "scatter_loglik",
+            pt.sum(0.5 * dof * log_det_precision - 0.5 * pt.sum(whitened**2, axis=(-2, -1))),
         )
 
 
