@@ -9,7 +9,6 @@ their parameters, their family and their fitted attributes.
 
 from __future__ import annotations
 
-import itertools
 import warnings
 from typing import ClassVar
 
@@ -19,10 +18,12 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import DataConversionWarning, NotFittedError
 
 from bayesgen import closed_form as cf
+from bayesgen.data import check_features
 from bayesgen.families import Family
+from bayesgen.labels import check_labels
+from bayesgen.observed import draw_chunks
 from bayesgen.params import INFERENCE_RULES, PRIOR_CONCENTRATION
 
-_DRAW_CHUNK_ELEMENTS = 20_000_000  # parameters held in float64 at once while predicting
 #: Fewer NUTS tuning steps than this leave the mass matrix adapted at most once (PyMC adapts
 #: it in windows of about 100 steps), so fit warns; ``draws * chains`` is held against
 #: compare's ``ess_min`` the same way.
@@ -65,7 +66,24 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         _warn_column_vector(y)
         stats = self._closed_form(X, y, feature_names=feature_names)
         idata = self._infer(stats)
+        self._add_observed(idata, stats, X, y)
         return self.set_posterior(stats, idata, self._find_map(stats) if self.compute_map else None)
+
+    def _add_observed(self, idata: xr.DataTree, stats: xr.Dataset, X, y) -> None:
+        """The training rows (``observed_data``) and their pointwise log-likelihood
+        (``log_likelihood``), see :mod:`bayesgen.observed`."""
+        from bayesgen import observed
+
+        # The same checks as the fit's, so the rows are those the model saw (binarized).
+        rows, _, _ = check_features(
+            X, kind=self._family.feature_kind, binarize=stats.attrs.get("binarize")
+        )
+        codes, _ = check_labels(y)
+        idata["observed_data"] = observed.observed_data(self._family, stats, rows, codes)
+        posterior = idata["posterior"].to_dataset()
+        idata["log_likelihood"] = observed.log_likelihood(
+            self._family, stats, rows, codes, posterior
+        )
 
     def set_posterior(self, closed_form: xr.Dataset, idata: xr.DataTree, map_point=None):
         """Hold a posterior as :meth:`fit` leaves it (used to load a saved model); returns self.
@@ -202,6 +220,91 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
             .mean(("chain", "draw"), dtype="float64", skipna=False)
         )
 
+    # -- the generative model -------------------------------------------------------------
+
+    def pymc_model(self):
+        """The fitted model as a ``pymc.Model`` (on the training data's sufficient statistics).
+
+        Its observed variables are the statistics (class counts, word counts, ...), so
+        ``pm.sample_prior_predictive`` and ``pm.sample_posterior_predictive`` simulate them;
+        :meth:`sample_posterior_predictive` simulates whole rows instead.
+        """
+        self.check_fitted()
+        return self._build_model(self.closed_form_)
+
+    def training_rows(self):
+        """The training rows and labels as the model saw them (``observed_data``).
+
+        Returns
+        -------
+        X : numpy.ndarray or scipy.sparse.csr_array of shape (n_samples, n_features)
+            After the model's checks (``binarize`` applied); sparse where X was.
+        y_codes : numpy.ndarray of int
+            Each row's class as an index into ``classes_``.
+        """
+        from bayesgen import observed
+
+        self.check_fitted()
+        return observed.training_rows(self.idata_)
+
+    def sample_posterior_predictive(
+        self, random_seed=None, *, draws: int | None = None, keep_rows: bool = True
+    ) -> xr.DataTree:
+        """Simulate data sets like the training data from the posterior; returns ``idata_``.
+
+        For each posterior draw θ, every training row is drawn again from p(x | y_i, θ): the
+        labels stay, and for text so do the document lengths. Adds (or replaces) the
+        ``posterior_predictive`` group: the rows ``X`` (chain, draw, obs, feature) and the
+        statistics that ``observed_data`` holds for the training rows, for
+        ``az.plot_ppc_dist``.
+
+        Parameters
+        ----------
+        random_seed : int, optional
+        draws : int, optional
+            Posterior draws to simulate from, spread evenly over the chains; all by default.
+        keep_rows : bool, default True
+            Keep the simulated rows; False keeps only their statistics (text at scale).
+
+        Returns
+        -------
+        xarray.DataTree
+            ``idata_``, with the new group.
+        """
+        return self._simulate("posterior", random_seed, draws, keep_rows)
+
+    def sample_prior_predictive(
+        self, random_seed=None, *, draws: int | None = None, keep_rows: bool = True
+    ) -> xr.DataTree:
+        """Simulate data sets like the training data from the prior; returns ``idata_``.
+
+        As :meth:`sample_posterior_predictive`, from the draws of the ``prior`` group (see
+        ``prior_draws``), into the ``prior_predictive`` group.
+        """
+        return self._simulate("prior", random_seed, draws, keep_rows)
+
+    def _simulate(self, source: str, random_seed, draws, keep_rows) -> xr.DataTree:
+        from bayesgen import simulation
+
+        X, y_codes = self.training_rows()
+        if source not in self.idata_.children:
+            raise ValueError(
+                f"prior_draws: this fit has no {source} group to simulate from; fit with "
+                "prior_draws > 0."
+            )
+        group = simulation.simulate(
+            self._family,
+            self.closed_form_,
+            self.idata_[source].to_dataset(),
+            X,
+            y_codes,
+            draws=draws,
+            keep_rows=keep_rows,
+            rng=np.random.default_rng(random_seed),
+        )
+        self.idata_[f"{source}_predictive"] = group
+        return self.idata_
+
     # -- prediction --------------------------------------------------------------------------
 
     def predict_proba_draws(self, X) -> xr.DataArray:
@@ -216,15 +319,9 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         X = cf.prediction_features(self.closed_form_, X)
         posterior = self.idata_["posterior"].to_dataset()
         n_chains, n_draws = posterior.sizes["chain"], posterior.sizes["draw"]
-        per_draw = sum(variable[0, 0].size for variable in posterior.data_vars.values())
-        step = max(1, _DRAW_CHUNK_ELEMENTS // per_draw)
         proba = np.empty((n_chains, n_draws, X.shape[0], len(self.classes_)))
-        # Slices of one chain at a time: no stacked copy of the whole posterior, which for a
-        # 20-class x 50,000-word model would be gigabytes.
-        for chain, start in itertools.product(range(n_chains), range(0, n_draws, step)):
-            chunk = posterior.isel(chain=chain, draw=slice(start, start + step))
-            joint = self._draw_log_likelihood(X, chunk.transpose("draw", ...))
-            proba[chain, start : start + step] = cf.normalize_log_proba(joint)
+        for chain, block, draws in draw_chunks(posterior, X.shape[0] * len(self.classes_)):
+            proba[chain, block] = cf.normalize_log_proba(self._draw_log_likelihood(X, draws))
         return xr.DataArray(
             proba,
             dims=("chain", "draw", "obs", "class"),

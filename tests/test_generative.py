@@ -126,7 +126,10 @@ def test_conjugate_tree_has_the_variables_and_dims_of_the_nuts_tree(fits, group,
 def test_nuts_tree_groups(nuts_case):
     children = set(nuts_case.est.idata_.children)
     assert {"posterior", "prior", "constant_data", "sample_stats"} <= children
-    assert not {"prior_predictive", "observed_data"} & children
+    # bayesgen's row-level groups, not PyMC's statistics-level ones (those are dropped).
+    assert {"observed_data", "log_likelihood"} <= children
+    assert "prior_predictive" not in children
+    assert "y" in nuts_case.est.idata_["observed_data"].to_dataset()
     stats = nuts_case.est.idata_["sample_stats"].to_dataset()
     assert stats.sizes["chain"] == 2 and stats.sizes["draw"] == 2000
     assert int(stats["diverging"].sum()) == 0
@@ -134,7 +137,7 @@ def test_nuts_tree_groups(nuts_case):
 
 def test_conjugate_tree_groups(conjugate_case):
     children = set(conjugate_case.est.idata_.children)
-    assert {"posterior", "prior", "constant_data"} <= children
+    assert {"posterior", "prior", "constant_data", "observed_data", "log_likelihood"} <= children
     assert "sample_stats" not in children
 
 

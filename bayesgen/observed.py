@@ -1,0 +1,119 @@
+"""The training rows and their pointwise log-likelihood: the ``observed_data`` and
+``log_likelihood`` groups of a fit.
+
+After ``fit``, ``est.idata_`` holds, besides the posterior:
+
+* ``observed_data``: ``y`` (dim ``obs``: each row's class, as an index into the ``class``
+  coordinate; booleans and mixed labels have no NetCDF type, integers do), the rows X — dense
+  as ``X`` (obs, feature), or a sparse matrix in CSR form as ``X_data`` and ``X_indices`` (dim
+  ``nonzero``) and ``X_indptr`` (dim ``obs_pointer``), so that a bag of words costs its
+  non-zeros — and the statistics the predictive checks compare (the family's
+  ``predictive_statistics``, e.g. ``distinct_words``);
+* ``log_likelihood``: ``row`` (chain, draw, obs) = log p(x_i, y_i | θ) for every training row
+  and posterior draw, fully normalised (for text, the multinomial given the document's
+  length), in the posterior's float type. ``az.loo(est.idata_)`` reads it.
+
+The rows are stored as the model saw them (after ``binarize``), so :func:`training_rows`
+gives back exactly what was fitted.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator
+
+import numpy as np
+import scipy.sparse as sp
+import xarray as xr
+
+from bayesgen.families import Family
+
+#: Parameters held in float64 at once while computing log-likelihoods or predictions.
+DRAW_CHUNK_ELEMENTS = 20_000_000
+
+
+def observed_data(model_family: Family, estimates: xr.Dataset, X, y_codes) -> xr.Dataset:
+    """The ``observed_data`` group of checked training rows X and class codes ``y_codes``."""
+    n_rows = X.shape[0]
+    variables = {"y": (("obs",), np.asarray(y_codes, dtype=np.int64))}
+    if sp.issparse(X):
+        X = sp.csr_array(X)
+        variables |= {
+            "X_data": (("nonzero",), X.data),
+            "X_indices": (("nonzero",), X.indices.astype(np.int64)),
+            "X_indptr": (("obs_pointer",), X.indptr.astype(np.int64)),
+        }
+    else:
+        variables["X"] = (("obs", "feature"), np.asarray(X))
+    variables |= model_family.predictive_statistics(estimates, X, y_codes)
+    coords = {"obs": np.arange(n_rows), "class": estimates["class"].values}
+    coords["feature"] = estimates["feature"].values
+    if "category" in estimates.coords:
+        coords["category"] = estimates["category"].values
+    data = xr.Dataset(variables, coords=coords)
+    data["y"].attrs["meaning"] = "index into the class coordinate"
+    data.attrs["X_format"] = "csr" if "X_data" in data else "dense"
+    return data
+
+
+def training_rows(idata: xr.DataTree) -> tuple[np.ndarray | sp.csr_array, np.ndarray]:
+    """The checked training rows X and class codes y of a fit, from its ``observed_data``.
+
+    Raises
+    ------
+    ValueError
+        For a fit without the group (an older model file, or a posterior built by hand).
+    """
+    if "observed_data" not in idata.children:
+        raise ValueError(
+            "idata_: this fit holds no observed_data group (its training rows); model files "
+            "written before the rows were stored lack it. Refit the model to use its rows."
+        )
+    data = idata["observed_data"].to_dataset()
+    y_codes = data["y"].values.astype(np.int64)
+    if data.attrs.get("X_format") == "csr":
+        shape = (data.sizes["obs"], data.sizes["feature"])
+        X = sp.csr_array(
+            (data["X_data"].values, data["X_indices"].values, data["X_indptr"].values),
+            shape=shape,
+        )
+    else:
+        X = data["X"].values
+    return X, y_codes
+
+
+def log_likelihood(
+    model_family: Family, estimates: xr.Dataset, X, y_codes, posterior: xr.Dataset
+) -> xr.Dataset:
+    """The ``log_likelihood`` group: ``row`` (chain, draw, obs) = log p(x_i, y_i | θ).
+
+    Computed for blocks of draws (see :func:`draw_chunks`), stored in the posterior's float
+    type (float32 halves it, as it does the draws).
+    """
+    n_chains, n_draws = posterior.sizes["chain"], posterior.sizes["draw"]
+    dtype = next(iter(posterior.data_vars.values())).dtype
+    values = np.empty((n_chains, n_draws, X.shape[0]), dtype=dtype)
+    extra = X.shape[0] * estimates.sizes["class"]  # draw_log_joint's (draw, obs, class)
+    for chain, block, draws in draw_chunks(posterior, extra):
+        values[chain, block] = model_family.row_log_likelihood(estimates, X, y_codes, draws)
+    coords = {"chain": posterior["chain"].values, "draw": posterior["draw"].values}
+    coords["obs"] = np.arange(X.shape[0])
+    return xr.Dataset({"row": (("chain", "draw", "obs"), values)}, coords=coords)
+
+
+def draw_chunks(
+    posterior: xr.Dataset, extra_per_draw: int = 0
+) -> Iterator[tuple[int, slice, xr.Dataset]]:
+    """Blocks of draws of one chain at a time: ``(chain, draw slice, draws)``.
+
+    ``draws`` has dims (draw, ...); each block holds at most :data:`DRAW_CHUNK_ELEMENTS`
+    parameters plus ``extra_per_draw`` values of what the caller computes per draw. Slices of
+    one chain make no stacked copy of the whole posterior, which for a 20-class × 50,000-word
+    model would be gigabytes.
+    """
+    n_chains, n_draws = posterior.sizes["chain"], posterior.sizes["draw"]
+    per_draw = sum(variable[0, 0].size for variable in posterior.data_vars.values())
+    step = max(1, DRAW_CHUNK_ELEMENTS // (per_draw + extra_per_draw))
+    for chain, start in itertools.product(range(n_chains), range(0, n_draws, step)):
+        block = slice(start, min(start + step, n_draws))
+        yield chain, block, posterior.isel(chain=chain, draw=block).transpose("draw", ...)
