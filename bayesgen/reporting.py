@@ -18,7 +18,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 import xarray as xr
 
-from bayesgen import io, plots
+from bayesgen import io, plots, plots_workflow
 from bayesgen.checks_render import PRINTED_COLUMNS
 from bayesgen.families.base import ReportSection
 from bayesgen.plots_selection import family_of, feature_label, subset
@@ -225,8 +225,56 @@ def _plan(est, X_test, y_test, *, max_features: int, top_k: int):
         )
     else:
         yield (ReportSection("Prior and posterior", "Not drawn: the fit has no prior draws."), None)
+    yield from _plan_workflow(est)
     yield from model.report_sections(est, X_test, y_test)
     yield from _plan_held_out(est, X_test, y_test)
+
+
+def _plan_workflow(est):
+    """The posterior predictive check and PSIS-LOO (:mod:`bayesgen.plots_workflow`); a model
+    file written before the training rows were stored has neither."""
+    model = family_of(est)
+    refit = "refit the model to get it."
+    if plots_workflow.has_observed_data(est) and model.ppc_variables:
+        yield (
+            ReportSection(
+                "Posterior predictive check",
+                f"ECDF of {' and '.join(model.ppc_variables)} in the training data (black) "
+                "against about 100 data sets simulated from the posterior with the same labels "
+                "(blue); the black curve should lie inside the blue spread. "
+                f"{model.ppc_caption}",
+                "ppc.png",
+            ),
+            lambda: plots_workflow.plot_ppc(est),
+        )
+    else:
+        reason = (
+            "Not drawn: this fit holds no training rows (observed_data; model files written "
+            f"before they were stored lack them); {refit}"
+            if not plots_workflow.has_observed_data(est)
+            else f"Not drawn: the {model.estimator} family names no statistics to check."
+        )
+        yield (ReportSection("Posterior predictive check", reason), None)
+    if plots_workflow.has_log_likelihood(est):
+        yield (
+            ReportSection(
+                "Leave-one-out (PSIS)",
+                "Pareto k of each training row in PSIS leave-one-out cross-validation, with "
+                "elpd_loo (expected log predictive density of a left-out row, summed) and "
+                "p_loo (effective number of parameters). k estimates how heavy-tailed the "
+                "importance weights of leaving the row out are: below the dashed line (0.7, "
+                "lower with fewer than 2,200 draws) the LOO estimate is reliable; rows above "
+                "it are influential and labelled.",
+                "loo.png",
+            ),
+            lambda: plots_workflow.plot_loo(est),
+        )
+    else:
+        reason = (
+            "Not drawn: this fit holds no pointwise log-likelihood (log_likelihood; model "
+            f"files written before it was stored lack it); {refit}"
+        )
+        yield (ReportSection("Leave-one-out (PSIS)", reason), None)
 
 
 def _plan_held_out(est, X_test, y_test):

@@ -320,6 +320,8 @@ def test_report_writes_the_tables_the_plots_and_index_html(mnb_report):
         "top_features.png",
         "posterior_vs_closed_form.png",
         "prior_posterior.png",
+        "ppc.png",
+        "loo.png",
         "calibration.png",
         "predictive_intervals.png",
     }
