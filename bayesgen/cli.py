@@ -138,6 +138,16 @@ def _parser() -> argparse.ArgumentParser:
     compare.add_argument("model_file", help="a saved model (.nc)")
     compare.set_defaults(run=_run_compare)
 
+    loo = commands.add_parser(
+        "loo",
+        help="rank saved models by their leave-one-out log score of the labels",
+        description="Print bayesgen.compare_models for saved models fitted to the same "
+        "labelled rows: elpd_loo = sum of log p(y_i | x_i, data without row i), exact for the "
+        "conjugate models. Each model is named by its file's stem.",
+    )
+    loo.add_argument("model_files", nargs="+", help="saved models (.nc) of the same rows")
+    loo.set_defaults(run=_run_loo)
+
     report = commands.add_parser(
         "report",
         help="write an HTML report with ArviZ plots",
@@ -316,6 +326,20 @@ def _run_compare(args: argparse.Namespace) -> int:
     comparison = compare(load(args.model_file))
     print(comparison)
     return 0 if comparison.ok else 1
+
+
+def _run_loo(args: argparse.Namespace) -> int:
+    from bayesgen.io import load
+    from bayesgen.loo import compare_models
+
+    names = [Path(path).stem for path in args.model_files]
+    if len(set(names)) != len(names):
+        raise ValueError(f"model_files: expected files with distinct names; got {names}.")
+    table = compare_models(
+        {name: load(path) for name, path in zip(names, args.model_files, strict=True)}
+    )
+    print(table.to_string())
+    return 0
 
 
 def _run_report(args: argparse.Namespace) -> int:

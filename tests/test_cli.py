@@ -277,3 +277,43 @@ def test_demo_with_sms_spam_but_no_file_fails_clearly(capsys, tmp_path):
     )
     assert status == 2
     assert "absent.tsv" in capsys.readouterr().err
+
+
+def _fit_cli(spam_csv, model, path):
+    options = ["--inference", "conjugate", "--draws", "50", "--no-map", "--seed", "1"]
+    args = ["fit", model, str(spam_csv), "--target", "label", "--text-column", "text"]
+    assert main([*args, *options, "--quiet", "--output", str(path)]) == 0
+
+
+def test_loo_ranks_saved_models_by_their_leave_one_out_score(capsys, tmp_path, spam_csv):
+    import bayesgen
+
+    _fit_cli(spam_csv, "multinomial", tmp_path / "multi.nc")
+    _fit_cli(spam_csv, "bernoulli", tmp_path / "bern.nc")
+    capsys.readouterr()
+    assert main(["loo", str(tmp_path / "multi.nc"), str(tmp_path / "bern.nc")]) == 0
+    out = capsys.readouterr().out
+    expected = bayesgen.compare_models(
+        {"multi": bayesgen.load(tmp_path / "multi.nc"), "bern": bayesgen.load(tmp_path / "bern.nc")}
+    )
+    assert out.splitlines()[0].split() == [
+        "elpd_loo",
+        "se",
+        "elpd_diff",
+        "se_diff",
+        "accuracy_loo",
+        "method",
+        "pareto_k_max",
+    ]
+    best = expected.index[0]
+    assert out.splitlines()[2].split()[0] == best
+    assert f"{expected.loc[best, 'elpd_loo']:.6f}" in out
+
+
+def test_loo_of_models_with_the_same_name_is_refused(capsys, tmp_path, spam_csv):
+    _fit_cli(spam_csv, "multinomial", tmp_path / "a" / "m.nc")
+    _fit_cli(spam_csv, "bernoulli", tmp_path / "b" / "m.nc")
+    assert main(["loo", str(tmp_path / "a" / "m.nc"), str(tmp_path / "b" / "m.nc")]) == 2
+    assert (
+        "model_files: expected files with distinct names; got ['m', 'm']" in capsys.readouterr().err
+    )
