@@ -73,3 +73,29 @@ def test_spam_pipeline_on_sms_spam_is_accurate(tmp_path):
     )
     accuracy = float(next(line for line in out.splitlines() if "accuracy" in line).split()[2])
     assert accuracy >= 0.95
+
+
+@pytest.mark.skipif(not SMS_SPAM.exists(), reason=f"no SMS Spam Collection at {SMS_SPAM}")
+def test_sms_predictive_checks_find_what_each_event_model_misses(tmp_path):
+    """Both checks must flag their model: real messages have fewer distinct words than a
+    multinomial simulates (burstiness) and fewer present words than add-1 Bernoulli does."""
+    out = run_example(
+        "sms_predictive_checks.py", "--draws", "20", "--data", str(SMS_SPAM), cwd=tmp_path
+    )
+    for model, statistic in (("multinomial", "distinct_words"), ("Bernoulli", "present_features")):
+        line = next(line for line in out.splitlines() if line.startswith(f"{model}: {statistic}"))
+        observed = float(line.split("observed mean ")[1].split(";")[0])
+        high = float(line.split(" to ")[1].split(")")[0])
+        low = float(line.split("interval ")[1].split(" to ")[0])
+        assert observed < low < high
+
+
+def test_sms_event_models_prints_the_comparison(tmp_path):
+    out = run_example("sms_event_models.py", cwd=tmp_path)
+    assert "elpd_loo" in out and "accuracy_loo" in out
+
+
+@pytest.mark.skipif(not SMS_SPAM.exists(), reason=f"no SMS Spam Collection at {SMS_SPAM}")
+def test_sms_event_models_prefers_the_multinomial_model_on_sms_spam(tmp_path):
+    out = run_example("sms_event_models.py", "--data-path", str(SMS_SPAM), cwd=tmp_path)
+    assert "The multinomial event model suits this text better" in out
