@@ -393,3 +393,25 @@ def test_bernoulli_text_is_simulated_sparse_and_matches_add_lambda():
     se = draws.std(axis=0, ddof=1) / np.sqrt(800)
     z = (draws.mean(axis=0) - est.closed_form_["feature_prob"].values) / se
     assert np.mean(np.abs(z) > 4.5) < 0.002  # 800 cells: family-wise false alarms are rare
+
+
+def test_az_compare_of_gda_and_qda_agrees_with_their_exact_leave_one_out():
+    """Same representation of x: az.compare on the stored joint log-likelihoods works, and
+    each model's PSIS elpd_loo is the exact Σ_i log p(x_i, y_i | D without row i) (the own
+    column of the family's loo_log_joint) within PSIS's error."""
+    X, y = gaussian_data(n=150)
+    fits = {
+        "gda": bayesgen.GaussianDiscriminantAnalysis(**CONJUGATE, draws=2000).fit(X, y),
+        "qda": bayesgen.QuadraticDiscriminantAnalysis(**CONJUGATE, draws=2000).fit(X, y),
+    }
+    table = az.compare({name: est.idata_ for name, est in fits.items()})
+    assert set(table.index) == {"gda", "qda"}
+    for name, est in fits.items():
+        rows, codes = est.training_rows()
+        joint = est._family.loo_log_joint(est.closed_form_, rows, codes, options=est.get_params())
+        exact = joint[np.arange(len(codes)), codes].sum()
+        loo = az.loo(est.idata_)  # az.compare's table rounds its elpd column for display
+        assert abs(loo.elpd - exact) < 0.2, (name, loo.elpd, exact)
+        assert abs(table.loc[name, "elpd"] - exact) < 0.01 * abs(exact)
+    # The data have one shared covariance: GDA's fewer parameters predict better.
+    assert table.index[0] == "gda"
