@@ -360,6 +360,17 @@ class Family:
         """
         raise NotImplementedError(f"{self.name}: no closed-form leave-one-out posterior.")
 
+    # -- the evidence (bayesgen.closed_form.log_evidence) ---------------------------------
+
+    def log_evidence(self, estimates: xr.Dataset) -> float:
+        """log p(y, X | prior) of the training rows, the parameters integrated out.
+
+        The labels and rows in their order: the class term is that of the label sequence
+        (see :func:`class_log_evidence`), and a multinomial document that of its tokens in
+        order (no multinomial coefficient; see :mod:`bayesgen.families.evidence`).
+        """
+        raise NotImplementedError(f"{self.name}: no closed-form evidence.")
+
 
 @dataclass(frozen=True)
 class DrawIdentity:
@@ -456,6 +467,30 @@ def class_concentration(estimates: xr.Dataset, *, posterior: bool) -> np.ndarray
     """Dirichlet concentration of π: class_alpha (+ the class counts for the posterior)."""
     weight = 1.0 if posterior else 0.0
     return estimates.attrs["class_alpha"] + weight * estimates["class_count"].values
+
+
+def class_log_evidence(estimates: xr.Dataset, class_alpha) -> np.ndarray:
+    """log p(y | a) of the training labels in their order, π ~ Dirichlet(a) integrated out:
+
+        lnΓ(K a) − lnΓ(N + K a) + Σ_k [lnΓ(N_k + a) − lnΓ(a)]
+
+    (no multinomial coefficient: adding log(N! / Π_k N_k!) gives that of the class counts).
+
+    Parameters
+    ----------
+    estimates : xarray.Dataset
+        A fit, for its ``class_count``.
+    class_alpha : float or array-like
+        a > 0, any shape.
+
+    Returns
+    -------
+    numpy.ndarray of shape ``np.shape(class_alpha)``
+    """
+    from bayesgen.families.evidence import DirichletEvidence
+
+    counts = estimates["class_count"].values[None, :]
+    return DirichletEvidence(counts, name="class_alpha")(class_alpha)
 
 
 def loo_class_log_prob(estimates: xr.Dataset, y_codes: np.ndarray) -> np.ndarray:

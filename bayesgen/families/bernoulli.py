@@ -81,6 +81,12 @@ class BernoulliFamily(NaiveBayesFamily):
         absent = weight * estimates["class_count"].values[:, None] - counts
         return dims, np.stack([alpha + counts, alpha + absent], axis=-1), True
 
+    def feature_simplices(self, estimates: xr.Dataset) -> tuple[np.ndarray, None]:
+        """One Beta simplex per (class, feature): (present, absent) among the class's rows."""
+        counts = estimates["feature_count"].values.astype(np.float64)
+        absent = estimates["class_count"].values[:, None] - counts
+        return np.stack([counts, absent], axis=-1), None
+
     def pymc_model(self, estimates: xr.Dataset) -> pm.Model:
         """Multivariate Bernoulli (set-of-words) naive Bayes.
 

@@ -125,6 +125,11 @@ class CategoricalFamily(NaiveBayesFamily):
         mask = estimates["category_mask"].values
         return dims, np.where(mask, estimates.attrs["alpha"] + counts, 0.0), False
 
+    def feature_simplices(self, estimates: xr.Dataset) -> tuple[np.ndarray, np.ndarray]:
+        """One simplex per (class, feature) over its K_n real categories (the padding is
+        not an outcome)."""
+        return estimates["feature_count"].values, estimates["category_mask"].values
+
     def pymc_model(self, estimates: xr.Dataset) -> pm.Model:
         """Categorical naive Bayes: θ_kn ~ Dirichlet(λ) over the K_n categories of feature n.
 

@@ -91,6 +91,10 @@ class MultinomialFamily(NaiveBayesFamily):
         dims = tuple(estimates["feature_count"].dims)
         return dims, estimates.attrs["alpha"] + counts, False
 
+    def feature_simplices(self, estimates: xr.Dataset) -> tuple[np.ndarray, None]:
+        """One simplex per class: its word counts over the vocabulary."""
+        return estimates["feature_count"].values, None
+
     def pymc_model(self, estimates: xr.Dataset) -> pm.Model:
         """Multinomial (bag-of-words) naive Bayes.
 

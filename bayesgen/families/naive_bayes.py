@@ -29,10 +29,12 @@ from bayesgen.families.base import (
     TopParameters,
     Variable,
     class_concentration,
+    class_log_evidence,
     dirichlet_draws,
     dirichlet_mode,
     loo_class_log_prob,
 )
+from bayesgen.families.evidence import DirichletEvidence
 
 
 @dataclass
@@ -292,3 +294,60 @@ class NaiveBayesFamily(Family):
         predictive given all the rows.
         """
         raise NotImplementedError
+
+    # -- the evidence (bayesgen.closed_form.log_evidence) ---------------------------------
+
+    def feature_simplices(self, estimates: xr.Dataset) -> tuple[np.ndarray, np.ndarray | None]:
+        """The feature counts as Dirichlet simplices: ``(counts, mask)``, counts of shape
+        (class, ..., outcome) with a simplex on the last axis, and the real outcomes
+        (broadcastable to counts) or None where all are real."""
+        raise NotImplementedError
+
+    def feature_evidence(self, estimates: xr.Dataset) -> DirichletEvidence:
+        """log p(X | y, λ) as a function of λ, the counts reduced once (call it with λ; its
+        ``derivative`` gives d/dλ)."""
+        return DirichletEvidence(*self.feature_simplices(estimates))
+
+    def feature_log_evidence(
+        self, estimates: xr.Dataset, alpha, *, per_class: bool = False
+    ) -> np.ndarray:
+        """log p(X | y, λ): the features of the training rows given their labels, with
+        ``feature_prob`` integrated out, at λ = ``alpha``.
+
+        Parameters
+        ----------
+        estimates : xarray.Dataset
+            The fit, for its counts (its own ``alpha`` is not used).
+        alpha : float or array-like
+            λ > 0; any shape, one λ for every class. With ``per_class=True`` the shape must
+            broadcast against ``(n_classes,)`` on its last axis, so that
+            ``(n_alpha, n_classes)`` gives each class its own λ.
+        per_class : bool, default False
+            Return each class's term on a last axis of length n_classes; summed over it,
+            they are the total.
+
+        Returns
+        -------
+        numpy.ndarray
+            Shape ``np.shape(alpha)``; with ``per_class=True``
+            ``np.broadcast_shapes(np.shape(alpha), (n_classes,))``.
+
+        Notes
+        -----
+        Per class k, a sum of Dirichlet–multinomial terms, one per simplex (the vocabulary of
+        the multinomial model; each feature's Beta(λ, λ) of the Bernoulli model; each
+        feature's K_j real categories of the categorical model):
+        lnΓ(O λ) − lnΓ(T + O λ) + Σ_o [lnΓ(c_o + λ) − lnΓ(λ)]. The multinomial model's is the
+        probability of each document's tokens in order, without the multinomial coefficient
+        log(L_i! / Π_w x_iw!) that the ``log_likelihood`` group's rows include (it does not
+        depend on λ).
+        """
+        return self.feature_evidence(estimates)(alpha, per_class=per_class)
+
+    def log_evidence(self, estimates: xr.Dataset) -> float:
+        """log p(y | a) + log p(X | y, λ) at the fitted a = ``class_alpha`` and λ = ``alpha``."""
+        attrs = estimates.attrs
+        return float(
+            class_log_evidence(estimates, attrs["class_alpha"])
+            + self.feature_log_evidence(estimates, attrs["alpha"])
+        )
