@@ -27,6 +27,9 @@ _LAZY = {
     "loo_proba": "bayesgen.loo",
     "leave_one_out": "bayesgen.loo",
     "compare_models": "bayesgen.loo",
+    # Not bayesgen.sbc: importing a submodule of that name would shadow the function.
+    "sbc": "bayesgen.calibration",
+    "SBCResult": "bayesgen.calibration",
 }
 
 __all__ = ["__version__", *_LAZY]
