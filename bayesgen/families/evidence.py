@@ -11,13 +11,15 @@ log(T! / Π_o c_o!), which does not depend on λ. A zero count adds nothing to t
 beyond one term per distinct (outcomes, total) pair only the distinct non-zero counts of each
 class need a lnΓ: :class:`DirichletEvidence` reduces the counts to these once, and then
 evaluates a grid of λ (or per-class λ) at the cost of the distinct counts, not of the cells.
+
+GDA and QDA have the normal-inverse-Wishart evidence of :func:`niw_log_evidence`.
 """
 
 from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.special import digamma, gammaln
+from scipy.special import digamma, gammaln, multigammaln
 
 
 class DirichletEvidence:
@@ -145,3 +147,70 @@ def _class_sum(weight: np.ndarray, group: np.ndarray, n_classes: int) -> sp.csr_
     """(n_items, n_classes) matrix summing weighted items into their classes."""
     items = np.arange(group.size)
     return sp.csr_array((weight.astype(np.float64), (items, group)), shape=(group.size, n_classes))
+
+
+def niw_log_evidence(class_count, prior: dict, posterior: dict) -> float:
+    """log p(X | y) of Gaussian rows under a normal-inverse-Wishart prior, μ and Σ integrated out.
+
+    Σ ~ InverseWishart(ν₀, Ψ₀) and μ_k | Σ ~ N(m₀, Σ / κ₀) independently per class. Given Σ,
+    integrating each μ_k out of its N_k rows leaves
+    (2π)^(−N_k D/2) |Σ|^(−N_k/2) (κ₀/κ_k)^(D/2) exp(−½ tr Σ⁻¹ [S_k + (κ₀ N_k/κ_k) d_k d_kᵀ]),
+    d_k = x̄_k − m₀, and the bracket summed over the classes that share Σ is Ψ_N − Ψ₀. The
+    inverse-Wishart integral of |Σ|^(−N/2) exp(−½ tr Σ⁻¹ (Ψ_N − Ψ₀)) then gives, per Σ,
+
+        −(N D/2) log π + Σ_k (D/2) log(κ₀/κ_k) + (ν₀/2) log|Ψ₀| − (ν_N/2) log|Ψ_N|
+        + ln Γ_D(ν_N/2) − ln Γ_D(ν₀/2),
+
+    with N the rows and ν_N = ν₀ + N of that Σ: one Σ for GDA (K κ factors, one Ψ update),
+    one per class for QDA (the sum of K such terms).
+
+    Parameters
+    ----------
+    class_count : numpy.ndarray of shape (n_classes,)
+    prior : dict
+        ``kappa`` κ₀, ``dof`` ν₀, ``scale`` Ψ₀ (D, D).
+    posterior : dict
+        ``kappa`` κ_k (n_classes,) and ``dof``, ``scale``: a scalar ν_N and Ψ_N (D, D)
+        shared by the classes (GDA), or one ν_k and Ψ_k (K, D, D) per class (QDA), as
+        :func:`bayesgen.gaussian.niw_posterior` returns them.
+    """
+    count = np.asarray(class_count, dtype=np.float64)
+    prior_scale = np.asarray(prior["scale"], dtype=np.float64)
+    n_features = prior_scale.shape[-1]
+    scale = np.asarray(posterior["scale"], dtype=np.float64).reshape(-1, n_features, n_features)
+    dof = np.broadcast_to(np.asarray(posterior["dof"], dtype=np.float64), scale.shape[:1])
+    _, log_det = np.linalg.slogdet(scale)
+    _, prior_log_det = np.linalg.slogdet(prior_scale)
+    prior_dof = float(prior["dof"])
+    per_covariance = (
+        0.5 * prior_dof * prior_log_det
+        - 0.5 * dof * log_det
+        + np.array([multigammaln(0.5 * nu, n_features) for nu in dof])
+        - multigammaln(0.5 * prior_dof, n_features)
+    )
+    kappa = np.asarray(posterior["kappa"], dtype=np.float64)
+    return float(
+        -0.5 * count.sum() * n_features * np.log(np.pi)
+        + 0.5 * n_features * np.sum(np.log(prior["kappa"] / kappa))
+        + per_covariance.sum()
+    )
+
+
+def gaussian_log_evidence(estimates, posterior_parameters) -> float:
+    """log p(y | a) + log p(X | y) of a GDA or QDA fit, for :meth:`Family.log_evidence`;
+    ``posterior_parameters(estimates)`` gives the family's normal-inverse-Wishart posterior."""
+    from bayesgen.families.base import class_log_evidence
+
+    if "prior_mean" not in estimates:
+        raise ValueError(
+            "log_evidence: needs the normal-inverse-Wishart prior; these estimates were "
+            "fitted with prior=None (the MLE), which has no evidence."
+        )
+    prior = {
+        "kappa": estimates.attrs["prior_kappa"],
+        "dof": estimates.attrs["prior_dof"],
+        "scale": estimates["prior_scale"].values,
+    }
+    labels = float(class_log_evidence(estimates, estimates.attrs["class_alpha"]))
+    posterior = posterior_parameters(estimates)
+    return labels + niw_log_evidence(estimates["class_count"].values, prior, posterior)

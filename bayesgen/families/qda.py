@@ -39,6 +39,7 @@ from bayesgen.closed_form import (
 )
 from bayesgen.data import check_training_data
 from bayesgen.families import base
+from bayesgen.families.evidence import gaussian_log_evidence
 from bayesgen.families.gda import standardised_problem
 from bayesgen.gaussian import niw_leave_one_out_log_density
 
@@ -390,6 +391,13 @@ class QuadraticFamily(base.Family):
         return base.loo_class_log_prob(estimates, y_codes) + niw_leave_one_out_log_density(
             X, y_codes, posterior
         )
+
+    # -- the evidence (bayesgen.closed_form.log_evidence) ---------------------------------
+
+    def log_evidence(self, estimates: xr.Dataset) -> float:
+        """log p(y | a) + log p(X | y) under the normal-inverse-Wishart prior of the fit (see
+        :func:`bayesgen.families.evidence.niw_log_evidence`)."""
+        return gaussian_log_evidence(estimates, niw_posterior_parameters)
 
 
 FAMILY = QuadraticFamily()
