@@ -22,7 +22,7 @@ from bayesgen.data import check_features
 from bayesgen.families import Family
 from bayesgen.labels import check_labels
 from bayesgen.observed import draw_chunks
-from bayesgen.params import INFERENCE_RULES, PRIOR_CONCENTRATION
+from bayesgen.params import EVIDENCE, INFERENCE_RULES, SMOOTHING
 
 #: Fewer NUTS tuning steps than this leave the mass matrix adapted at most once (PyMC adapts
 #: it in windows of about 100 steps), so fit warns; ``draws * chains`` is held against
@@ -112,7 +112,9 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
             value = getattr(self, name)
             error = rule.error(value)
             if error is not None:
-                hint = getattr(rule, "hint", "") if error is ValueError else ""
+                # The hint is about numbers out of range, not a misspelt option.
+                numeric = error is ValueError and not isinstance(value, str)
+                hint = getattr(rule, "hint", "") if numeric else ""
                 hint = hint.format(model=self._family.name, name=name)
                 raise error(f"{name}: expected {rule.expected}; got {value!r}. {hint}".rstrip())
         if self.inference == "conjugate":
@@ -201,6 +203,8 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         elif hasattr(self, "feature_names_in_"):
             del self.feature_names_in_
         self.class_count_ = stats["class_count"].values
+        # The prior the posterior was fitted with: class_alpha, or the one the evidence chose.
+        self.class_alpha_ = float(stats.attrs["class_alpha"])
         means = self.posterior_mean()
         self.class_log_prior_ = np.log(means["class_prob"].values)
         self._set_point_attributes(means)
@@ -399,7 +403,31 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
 
 
 class NaiveBayesClassifier(GenerativeClassifier):
-    _parameter_rules: ClassVar[dict] = {"alpha": PRIOR_CONCENTRATION}
+    _parameter_rules: ClassVar[dict] = {"alpha": SMOOTHING, "class_alpha": SMOOTHING}
+
+    def _closed_form(self, X, y, feature_names=None) -> xr.Dataset:
+        """The closed form at ``alpha`` and ``class_alpha``, those set to "evidence" first
+        chosen by maximising the evidence of the data (:mod:`bayesgen.smoothing`)."""
+        chosen = {"alpha": self.alpha, "class_alpha": self.class_alpha}
+        evidence = [name for name, value in chosen.items() if _is_evidence(value)]
+        if not evidence:
+            return self._smoothed_closed_form(X, y, feature_names=feature_names, **chosen)
+        from bayesgen import smoothing
+
+        # The counts do not depend on the smoothing: any λ serves to count them.
+        provisional = {name: 1.0 if name in evidence else value for name, value in chosen.items()}
+        stats = self._smoothed_closed_form(X, y, feature_names=feature_names, **provisional)
+        if "alpha" in evidence:
+            chosen["alpha"] = smoothing.evidence_alpha(stats)
+        if "class_alpha" in evidence:
+            chosen["class_alpha"] = smoothing.evidence_class_alpha(stats)
+        return self._smoothed_closed_form(X, y, feature_names=feature_names, **chosen)
+
+    def _smoothed_closed_form(
+        self, X, y, *, alpha: float, class_alpha: float, feature_names=None
+    ) -> xr.Dataset:
+        """The family's closed form at numbers λ = ``alpha`` and a = ``class_alpha``."""
+        raise NotImplementedError
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -421,9 +449,16 @@ class NaiveBayesClassifier(GenerativeClassifier):
         return cf.posterior_predictive_proba(self.closed_form_, X)
 
     def _set_point_attributes(self, means: xr.Dataset) -> None:
+        # λ as fitted: alpha, or the one the evidence chose (scikit-learn users expect a
+        # fitted attribute either way).
+        self.alpha_ = float(self.closed_form_.attrs["alpha"])
         self.feature_count_ = self.closed_form_["feature_count"].values
         with np.errstate(divide="ignore"):
             self.feature_log_prob_ = np.log(means["feature_prob"].values)
+
+
+def _is_evidence(value) -> bool:
+    return isinstance(value, str) and value == EVIDENCE
 
 
 def _shape(data) -> tuple[int, ...] | None:

@@ -83,9 +83,17 @@ def _parser() -> argparse.ArgumentParser:
     fit.add_argument("data", help="a .csv, .tsv or .parquet file")
     fit.add_argument("--target", required=True, help="the column holding the class labels")
     _add_feature_options(fit)
-    fit.add_argument("--alpha", type=_positive_float, default=1.0, help="smoothing λ (naive Bayes)")
     fit.add_argument(
-        "--class-alpha", type=_positive_float, default=1.0, help="class prior concentration"
+        "--alpha",
+        type=_smoothing,
+        default=1.0,
+        help="smoothing λ (naive Bayes), or 'evidence' to choose it by the evidence",
+    )
+    fit.add_argument(
+        "--class-alpha",
+        type=_smoothing,
+        default=1.0,
+        help="class prior concentration, or 'evidence' (naive Bayes)",
     )
     fit.add_argument("--binarize", type=_finite_float, default=None, help="threshold (Bernoulli)")
     fit.add_argument(
@@ -212,6 +220,14 @@ def _non_negative_int(text: str) -> int:
 
 def _positive_float(text: str) -> float:
     return _number(text, float, "a finite number > 0", lambda v: math.isfinite(v) and v > 0)
+
+
+def _smoothing(text: str) -> float | str:
+    """A λ > 0, or "evidence" (chosen at fit by :mod:`bayesgen.smoothing`)."""
+    if text == "evidence":
+        return text
+    expected = "a finite number > 0 or 'evidence'"
+    return _number(text, float, expected, lambda v: math.isfinite(v) and v > 0)
 
 
 def _finite_float(text: str) -> float:

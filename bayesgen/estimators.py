@@ -97,9 +97,9 @@ class MultinomialNB(NaiveBayesClassifier):
         self.dtype = dtype
         self.progressbar = progressbar
 
-    def _closed_form(self, X, y, feature_names=None):
+    def _smoothed_closed_form(self, X, y, *, alpha, class_alpha, feature_names=None):
         return cf.multinomial_nb(
-            X, y, alpha=self.alpha, class_alpha=self.class_alpha, feature_names=feature_names
+            X, y, alpha=alpha, class_alpha=class_alpha, feature_names=feature_names
         )
 
 
@@ -162,12 +162,12 @@ class BernoulliNB(NaiveBayesClassifier):
         self.dtype = dtype
         self.progressbar = progressbar
 
-    def _closed_form(self, X, y, feature_names=None):
+    def _smoothed_closed_form(self, X, y, *, alpha, class_alpha, feature_names=None):
         return cf.bernoulli_nb(
             X,
             y,
-            alpha=self.alpha,
-            class_alpha=self.class_alpha,
+            alpha=alpha,
+            class_alpha=class_alpha,
             binarize=self.binarize,
             feature_names=feature_names,
         )
@@ -238,12 +238,12 @@ class CategoricalNB(NaiveBayesClassifier):
         self.dtype = dtype
         self.progressbar = progressbar
 
-    def _closed_form(self, X, y, feature_names=None):
+    def _smoothed_closed_form(self, X, y, *, alpha, class_alpha, feature_names=None):
         return cf.categorical_nb(
             X,
             y,
-            alpha=self.alpha,
-            class_alpha=self.class_alpha,
+            alpha=alpha,
+            class_alpha=class_alpha,
             n_categories=self.n_categories,
             feature_names=feature_names,
         )

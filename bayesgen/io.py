@@ -415,6 +415,7 @@ def _from_tree(tree: xr.DataTree):
 
 def _read_params(attrs, cls, closed_form: xr.Dataset) -> dict:
     from bayesgen.closed_form import NormalInverseWishart
+    from bayesgen.params import EVIDENCE
 
     if "params" not in attrs:
         raise _ModelFileError("the 'params' attribute (the hyperparameters) is missing.")
@@ -433,6 +434,9 @@ def _read_params(attrs, cls, closed_form: xr.Dataset) -> dict:
         if key not in params:
             continue
         value = params[key]
+        if value == EVIDENCE and family(closed_form).smoothing:
+            # Chosen at fit (naive Bayes): the closed_form attrs hold the number (alpha_).
+            continue
         if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
             raise _ModelFileError(f"params: {key} must be a positive number; got {value!r}.")
         if not math.isfinite(value):

@@ -119,11 +119,41 @@ class InstanceOf:
         return None if value is None or isinstance(value, self.cls) else TypeError
 
 
+@dataclass(frozen=True)
+class RealOrOption:
+    """A number under the rule ``number``, or one of the strings ``options``.
+
+    The naive Bayes smoothing takes a λ or ``"evidence"`` (λ chosen by the evidence, see
+    :mod:`bayesgen.smoothing`). A string that is not an option is a ValueError, as for
+    :class:`Options`; ``hint`` is the number's, for numbers out of range.
+    """
+
+    number: Real
+    options: tuple[str, ...]
+
+    @property
+    def hint(self) -> str:
+        return self.number.hint
+
+    @property
+    def expected(self) -> str:
+        return " or ".join([self.number.expected, *(repr(option) for option in self.options)])
+
+    def error(self, value) -> type[Exception] | None:
+        if isinstance(value, str):
+            return None if value in self.options else ValueError
+        return self.number.error(value)
+
+
 PROPER_PRIOR_HINT = (
     "The Bayesian model needs a proper prior; for the maximum-likelihood estimate ({name}=0) "
     "use bayesgen.closed_form.{model}(X, y, {name}=0)."
 )
 PRIOR_CONCENTRATION = Real(low=0, hint=PROPER_PRIOR_HINT)
+#: The naive Bayes ``alpha`` and ``class_alpha``: a concentration, or "evidence" to choose it
+#: by maximising the evidence (:mod:`bayesgen.smoothing`).
+EVIDENCE = "evidence"
+SMOOTHING = RealOrOption(PRIOR_CONCENTRATION, (EVIDENCE,))
 #: Parameters of every estimator; each class adds its own in ``_parameter_rules``. The two
 #: that are about the data, ``binarize`` and ``n_categories``, are checked with it
 #: (:mod:`bayesgen.data`, :mod:`bayesgen.closed_form`), for the closed forms as well.
