@@ -231,6 +231,23 @@ def test_bad_arguments_are_refused(options, error, message):
         sbc(fitted("bernoulli"), **options)
 
 
+def test_a_hyperprior_on_lambda_is_refused():
+    est = MultinomialNB(alpha_prior=(2.0, 1.0), **CONJUGATE).fit(*_data("multinomial"))
+    with pytest.raises(ValueError, match="estimator: SBC draws θ from the prior at a fixed λ"):
+        sbc(est)
+
+
+def test_alpha_chosen_by_the_evidence_is_held_at_the_fitted_value():
+    # Words with different rates in the two classes: the evidence has an interior maximum.
+    y = np.arange(N_ROWS) % 2
+    X = np.random.default_rng(5).poisson(np.array([[4.0, 1.0, 0.5], [0.5, 1.0, 4.0]])[y])
+    est = MultinomialNB(alpha="evidence", **CONJUGATE).fit(X, y)
+    assert 0 < est.alpha_ < 1e3
+    result = sbc(est, n_simulations=60, random_seed=4)
+    assert result.ok, str(result)
+    assert est.alpha == "evidence"
+
+
 def test_lkj_covariance_prior_is_refused():
     est = GaussianDiscriminantAnalysis(**CONJUGATE).fit(*_data("gda"))
     est.set_params(cov_prior="lkj", inference="nuts")

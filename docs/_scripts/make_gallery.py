@@ -192,7 +192,7 @@ def plot_gda_loo(out: Path) -> None:
 
 
 def plot_sbc(out: Path) -> None:
-    # 100 simulated toy corpora (50 messages, 230 words), each fitted exactly: about 5 s.
+    # 100 simulated toy corpora (50 messages, 230 words), each fitted exactly: 6-8 s.
     _save(bayesgen.sbc(toy_spam(), n_simulations=100, random_seed=SEED).plot(), out)
 
 
