@@ -76,6 +76,7 @@ import pandas as pd
 import xarray as xr
 from scipy import stats as scipy_stats
 
+from bayesgen.families import family
 from bayesgen.params import is_integer, is_real
 
 #: How many times the band's null distribution is simulated (fixed seed: the plot is stable).
@@ -296,8 +297,8 @@ def sbc(
     max_retries = n_simulations if max_retries is None else max_retries
     max_retries = _check_integer("max_retries", max_retries, 0)
 
-    model_family = estimator._family
     fitted = estimator.closed_form_
+    model_family = family(fitted)
     X_train, _ = estimator.training_rows()
     simulation = _simulation_estimates(
         estimator, model_family, fitted, X_train, prior_alpha, simulation_prior
