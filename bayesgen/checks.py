@@ -33,6 +33,7 @@ import pandas as pd
 import xarray as xr
 
 from bayesgen import checks_render as render
+from bayesgen import hyperprior
 from bayesgen.checks_expected import Expected, expected_values
 from bayesgen.diagnostics import mc_diagnostics, mcse_sd
 from bayesgen.families import family
@@ -147,6 +148,7 @@ def compare(
     rhat_max: float = RHAT_MAX,
     alpha: float | None = None,
     class_alpha: float | None = None,
+    alpha_prior: tuple[float, float] | None = None,
 ) -> Comparison:
     """Check a fitted estimator's posterior, parameter by parameter, against its closed forms.
 
@@ -182,6 +184,11 @@ def compare(
         Compute the closed forms (and modes) with this λ / class concentration instead of the
         fitted one, from the sufficient statistics in ``est.closed_form_``. A value other than
         the fitted one must make rows disagree: this shows that the check can fail.
+    alpha_prior : (shape, rate), optional
+        Compute the closed forms under this Gamma hyperprior on λ instead (by default the
+        fitted one, where the fit has one: θ's posterior mean is then E_λ[add-λ | D] and λ's
+        own mean and SD are checked too, all by quadrature of p(λ | D), see
+        :mod:`bayesgen.hyperprior`); another hyperprior must make rows disagree.
 
     Returns
     -------
@@ -222,9 +229,20 @@ def compare(
         raise ValueError(
             f"z_threshold: expected a number, 'auto' or 'family'; got {z_threshold!r}."
         )
-    fitted_alpha = float(stats.attrs["alpha"]) if model_family.smoothing else None
+    if alpha is not None and alpha_prior is not None:
+        raise ValueError(
+            "alpha_prior: pass either alpha (a fixed λ) or alpha_prior (a hyperprior on λ), "
+            "not both."
+        )
+    if alpha_prior is not None and not model_family.smoothing:
+        raise ValueError(f"alpha_prior: {model_family.cli_name.upper()} has no λ.")
+    # A float λ, or p(λ | D) under the fit's hyperprior (bayesgen.hyperprior).
+    fitted_alpha = hyperprior.fitted_alpha(stats) if model_family.smoothing else None
     fitted_class_alpha = float(stats.attrs["class_alpha"])
-    alpha = fitted_alpha if alpha is None else float(alpha)
+    if alpha_prior is not None:
+        alpha = hyperprior.posterior_of(stats, alpha_prior)
+    else:
+        alpha = fitted_alpha if alpha is None else float(alpha)
     class_alpha = fitted_class_alpha if class_alpha is None else float(class_alpha)
     # The expectations follow the prior asked for; whether find_MAP's values mean anything
     # follows the prior that was fitted.
@@ -247,7 +265,11 @@ def compare(
 
     posterior = est.idata_["posterior"].to_dataset()
     frames, checks = [], []
-    for block, fitted in zip(blocks, fitted_blocks, strict=True):
+    # By name: under another prior than the fitted one a block may be missing (a fixed λ
+    # asked of a fit with a hyperprior on λ has no block for λ).
+    fitted_by_name = {fitted.variable: fitted for fitted in fitted_blocks}
+    for block in blocks:
+        fitted = fitted_by_name.get(block.variable, block)
         frame = block_frame(block, posterior, map_point, hide_map=fitted.hide_map)
         frames.append(frame)
         checks.append((block, len(frame)))
@@ -304,9 +326,11 @@ def compare(
         "map_rtol": map_rtol,
         "ess_min": ess_min,
         "rhat_max": rhat_max,
-        "alpha": alpha,
+        "alpha": alpha.mean if isinstance(alpha, hyperprior.AlphaPosterior) else alpha,
         "class_alpha": class_alpha,
     }
+    if isinstance(alpha, hyperprior.AlphaPosterior):
+        settings["alpha_prior"] = (alpha.shape, alpha.rate)
     outcomes = {"mean": z_ok, "sd": sd_ok, "map": (map_checked, map_ok), "draw": identity_ok}
     return Comparison(
         table=table,

@@ -20,9 +20,10 @@ from sklearn.exceptions import DataConversionWarning, NotFittedError
 from bayesgen import closed_form as cf
 from bayesgen.data import check_features
 from bayesgen.families import Family
+from bayesgen.hyperprior import GammaHyperprior
 from bayesgen.labels import check_labels
 from bayesgen.observed import draw_chunks
-from bayesgen.params import EVIDENCE, INFERENCE_RULES, SMOOTHING
+from bayesgen.params import EVIDENCE, INFERENCE_RULES, SMOOTHING, is_real
 
 #: Fewer NUTS tuning steps than this leave the mass matrix adapted at most once (PyMC adapts
 #: it in windows of about 100 steps), so fit warns; ``draws * chains`` is held against
@@ -403,7 +404,22 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
 
 
 class NaiveBayesClassifier(GenerativeClassifier):
-    _parameter_rules: ClassVar[dict] = {"alpha": SMOOTHING, "class_alpha": SMOOTHING}
+    _parameter_rules: ClassVar[dict] = {
+        "alpha": SMOOTHING,
+        "class_alpha": SMOOTHING,
+        "alpha_prior": GammaHyperprior(),
+    }
+
+    def _validate_params(self) -> None:
+        super()._validate_params()
+        # With a hyperprior λ is learned: a fixed or evidence-chosen alpha beside it would be
+        # silently ignored, so it must stay at its default.
+        if self.alpha_prior is not None and not (is_real(self.alpha) and self.alpha == 1.0):
+            raise ValueError(
+                "alpha: leave it at its default 1.0 when alpha_prior is given (λ then has the "
+                f"Gamma{tuple(self.alpha_prior)!r} hyperprior and is learned); got "
+                f"{self.alpha!r}."
+            )
 
     def _closed_form(self, X, y, feature_names=None) -> xr.Dataset:
         """The closed form at ``alpha`` and ``class_alpha``, those set to "evidence" first
@@ -411,7 +427,8 @@ class NaiveBayesClassifier(GenerativeClassifier):
         chosen = {"alpha": self.alpha, "class_alpha": self.class_alpha}
         evidence = [name for name, value in chosen.items() if _is_evidence(value)]
         if not evidence:
-            return self._smoothed_closed_form(X, y, feature_names=feature_names, **chosen)
+            stats = self._smoothed_closed_form(X, y, feature_names=feature_names, **chosen)
+            return self._with_alpha_prior(stats)
         from bayesgen import smoothing
 
         # The counts do not depend on the smoothing: any λ serves to count them.
@@ -421,7 +438,17 @@ class NaiveBayesClassifier(GenerativeClassifier):
             chosen["alpha"] = smoothing.evidence_alpha(stats)
         if "class_alpha" in evidence:
             chosen["class_alpha"] = smoothing.evidence_class_alpha(stats)
-        return self._smoothed_closed_form(X, y, feature_names=feature_names, **chosen)
+        stats = self._smoothed_closed_form(X, y, feature_names=feature_names, **chosen)
+        return self._with_alpha_prior(stats)
+
+    def _with_alpha_prior(self, stats: xr.Dataset) -> xr.Dataset:
+        """The closed form under the Gamma hyperprior ``alpha_prior`` on λ, where one is given
+        (:mod:`bayesgen.hyperprior`)."""
+        if self.alpha_prior is None:
+            return stats
+        from bayesgen import hyperprior
+
+        return hyperprior.with_alpha_prior(stats, self.alpha_prior)
 
     def _smoothed_closed_form(
         self, X, y, *, alpha: float, class_alpha: float, feature_names=None

@@ -30,7 +30,12 @@ class MultinomialNB(NaiveBayesClassifier):
     alpha : float, default 1.0
         Dirichlet concentration λ > 0 of the word probabilities.
     class_alpha : float, default 1.0
-        Dirichlet concentration of the class probabilities."""
+        Dirichlet concentration of the class probabilities.
+    alpha_prior : (shape, rate) or None, default None
+        A Gamma(shape, rate) hyperprior on λ (rate an inverse scale): λ is then learned with
+        θ, and ``alpha`` must stay at its default. ``inference="conjugate"`` samples λ exactly
+        from its collapsed posterior p(λ | D) by quadrature, then θ | λ; NUTS samples both.
+        The posterior gets the variable ``alpha``; see :mod:`bayesgen.hyperprior`."""
         + INFERENCE_PARAMS_DOC
         + """
     Attributes
@@ -69,6 +74,7 @@ class MultinomialNB(NaiveBayesClassifier):
         alpha=1.0,
         class_alpha=1.0,
         *,
+        alpha_prior=None,
         inference="nuts",
         draws=1000,
         tune=1000,
@@ -84,6 +90,7 @@ class MultinomialNB(NaiveBayesClassifier):
     ):
         self.alpha = alpha
         self.class_alpha = class_alpha
+        self.alpha_prior = alpha_prior
         self.inference = inference
         self.draws = draws
         self.tune = tune
@@ -115,6 +122,11 @@ class BernoulliNB(NaiveBayesClassifier):
     alpha : float, default 1.0
         Beta(λ, λ) prior, λ > 0.
     class_alpha : float, default 1.0
+    alpha_prior : (shape, rate) or None, default None
+        A Gamma(shape, rate) hyperprior on λ (rate an inverse scale): λ is then learned with
+        θ, and ``alpha`` must stay at its default. ``inference="conjugate"`` samples λ exactly
+        from its collapsed posterior p(λ | D) by quadrature, then θ | λ; NUTS samples both.
+        The posterior gets the variable ``alpha``; see :mod:`bayesgen.hyperprior`.
     binarize : float or None, default None
         Threshold mapping X to 0/1; None requires 0/1 input."""
         + INFERENCE_PARAMS_DOC
@@ -132,6 +144,7 @@ class BernoulliNB(NaiveBayesClassifier):
         alpha=1.0,
         class_alpha=1.0,
         *,
+        alpha_prior=None,
         binarize=None,
         inference="nuts",
         draws=1000,
@@ -148,6 +161,7 @@ class BernoulliNB(NaiveBayesClassifier):
     ):
         self.alpha = alpha
         self.class_alpha = class_alpha
+        self.alpha_prior = alpha_prior
         self.binarize = binarize
         self.inference = inference
         self.draws = draws
@@ -184,6 +198,11 @@ class CategoricalNB(NaiveBayesClassifier):
     ----------
     alpha : float, default 1.0
     class_alpha : float, default 1.0
+    alpha_prior : (shape, rate) or None, default None
+        A Gamma(shape, rate) hyperprior on λ (rate an inverse scale): λ is then learned with
+        θ, and ``alpha`` must stay at its default. ``inference="conjugate"`` samples λ exactly
+        from its collapsed posterior p(λ | D) by quadrature, then θ | λ; NUTS samples both.
+        The posterior gets the variable ``alpha``; see :mod:`bayesgen.hyperprior`.
     n_categories : int or array-like, optional
         K_n per feature; default max code + 1."""
         + INFERENCE_PARAMS_DOC
@@ -208,6 +227,7 @@ class CategoricalNB(NaiveBayesClassifier):
         alpha=1.0,
         class_alpha=1.0,
         *,
+        alpha_prior=None,
         n_categories=None,
         inference="nuts",
         draws=1000,
@@ -224,6 +244,7 @@ class CategoricalNB(NaiveBayesClassifier):
     ):
         self.alpha = alpha
         self.class_alpha = class_alpha
+        self.alpha_prior = alpha_prior
         self.n_categories = n_categories
         self.inference = inference
         self.draws = draws

@@ -164,7 +164,9 @@ def _poisson(mu, size):
     return pm.Poisson.dist(mu=mu, size=size)
 
 
-def gamma_poisson_rates(prefix: str, counts: np.ndarray, alpha: float, *, dims, groups=None):
+def gamma_poisson_rates(
+    prefix: str, counts: np.ndarray, alpha: float, *, dims, groups=None, random_alpha=None
+):
     """Rates g ~ Gamma(λ, β) with the counts observed as ``{prefix}_count`` ~ Poisson(g).
 
     Each simplex (the last axis of ``counts``, or with ``groups``, an indicator matrix
@@ -180,15 +182,19 @@ def gamma_poisson_rates(prefix: str, counts: np.ndarray, alpha: float, *, dims, 
 
     Declares ``{prefix}_count_data`` (data), ``alpha`` (data), ``{prefix}_rate`` and the
     observed ``{prefix}_count`` (see :func:`observed_counts`; or the potential); returns the
-    rates. NUTS starts at their posterior mean (λ + n) / (β + 1): from the prior the gradient
-    is of the order of the counts (10⁵ with 50,000 documents) and the first tuning steps run
-    into the maximum tree depth, from here tuning costs the same at any N. (After
+    rates. With ``random_alpha`` (λ a random variable, under the hyperprior of
+    :mod:`bayesgen.hyperprior`) that variable is the concentration instead of the data
+    ``alpha``, and ``alpha`` only sets the start; see :func:`total_correction` for the term
+    that keeps p(λ | D) exact. NUTS starts at their posterior mean (λ + n) / (β + 1): from
+    the prior the gradient is of the order of the counts (10⁵ with 50,000 documents) and the
+    first tuning steps run into the maximum tree depth, from here tuning costs the same at
+    any N. (After
     ``pm.set_data`` the start is stale, which costs only tuning time.)
     """
     counts = np.asarray(counts, dtype=np.float64)
     whole = whole_counts(counts)
     data = pm.Data(f"{prefix}_count_data", counts if whole is None else whole, dims=dims)
-    concentration = pm.Data("alpha", alpha)
+    concentration = pm.Data("alpha", alpha) if random_alpha is None else random_alpha
     if groups is None:
         size = counts.shape[-1]
         total = np.maximum(counts.sum(axis=-1, keepdims=True), 1.0)
@@ -201,6 +207,12 @@ def gamma_poisson_rates(prefix: str, counts: np.ndarray, alpha: float, *, dims, 
         prior_rate = (size * alpha / np.maximum(counts @ groups, 1.0)) @ groups.T
         graph_total = pt.maximum(pt.dot(data, groups), 1.0)
         graph_rate = pt.dot(size * concentration / graph_total, groups.T)
+    if random_alpha is not None:
+        raw_total = pt.sum(data, axis=-1) if groups is None else pt.dot(data, groups)
+        per_simplex = size * concentration / graph_total
+        if groups is None:
+            per_simplex = per_simplex[..., 0]
+        total_correction(prefix, raw_total, size * concentration, per_simplex)
     start = (counts + alpha) / (prior_rate + 1.0)
     rate = pm.Gamma(
         f"{prefix}_rate", alpha=concentration, beta=graph_rate, dims=dims, initval=start
@@ -212,6 +224,26 @@ def gamma_poisson_rates(prefix: str, counts: np.ndarray, alpha: float, *, dims, 
             f"{prefix}_count", _poisson, _poisson_kernel, rate, observed=data, dims=dims
         )
     return rate
+
+
+def total_correction(prefix: str, total, shape, rate) -> None:
+    """The potential ``{prefix}_total_correction`` = −Σ log NB(T; V λ, β) over the simplices.
+
+    In the Gamma-Poisson form the rates g of a simplex factor into θ = g / Σg ~ Dirichlet(λ)
+    and S = Σg ~ Gamma(V λ, β), and the Poisson counts into Multinomial(n | T, θ) ·
+    Poisson(T | S). Integrating S out leaves p(λ) Dirichlet(θ | λ) Multinomial(n | θ) times
+    the negative binomial NB(T; V λ, β) = ∫ Gamma(S; V λ, β) Poisson(T | S) dS of the
+    simplex's total T. For a fixed λ that factor is a constant; for a random λ it would bias
+    p(λ | D), so it is divided out here (up to log T!, free of λ), making the joint of (λ, θ)
+    exactly p(λ) Dirichlet(θ | λ) Multinomial(n | θ).
+    """
+    log_nb = (
+        pt.gammaln(total + shape)
+        - pt.gammaln(shape)
+        + shape * (pt.log(rate) - pt.log1p(rate))
+        - total * pt.log1p(rate)
+    )
+    pm.Potential(f"{prefix}_total_correction", -pt.sum(log_nb))
 
 
 # --------------------------------------------------------------------------------------------

@@ -442,17 +442,40 @@ def _read_params(attrs, cls, closed_form: xr.Dataset) -> dict:
         if not math.isfinite(value):
             raise _ModelFileError(f"params: {key} must be finite; got {value!r}.")
         saved = closed_form.attrs.get(key)
+        if key == "alpha" and params.get("alpha_prior") is not None:
+            saved = None  # λ was learned: the closed_form attrs hold its posterior mean
         if saved is not None and not np.isclose(float(saved), value, rtol=1e-12, atol=0):
             raise _ModelFileError(
                 f"params say {key}={value!r} but the closed_form group was computed with "
                 f"{key}={float(saved)!r}."
             )
+    if params.get("alpha_prior") is not None:
+        params["alpha_prior"] = _read_alpha_prior(params["alpha_prior"], closed_form)
     if isinstance(params.get("prior"), dict):
         try:
             params["prior"] = NormalInverseWishart(**params["prior"])
         except TypeError as error:
             raise _ModelFileError(f"params: prior: {error}.") from None
     return params
+
+
+def _read_alpha_prior(value, closed_form: xr.Dataset) -> tuple[float, float]:
+    """The Gamma hyperprior on λ (a JSON list), as the tuple the estimator was given; it must
+    be the one the closed_form group records."""
+    from bayesgen.hyperprior import ALPHA_PRIOR_EXPECTED, GammaHyperprior, fitted_alpha_prior
+
+    if GammaHyperprior().error(value) is not None:
+        raise _ModelFileError(
+            f"params: alpha_prior: expected {ALPHA_PRIOR_EXPECTED}; got {value!r}."
+        )
+    value = (float(value[0]), float(value[1]))
+    saved = fitted_alpha_prior(closed_form)
+    if saved is None or not np.allclose(saved, value, rtol=1e-12, atol=0):
+        raise _ModelFileError(
+            f"params say alpha_prior={list(value)!r} but the closed_form group was computed "
+            f"with {'no hyperprior' if saved is None else f'alpha_prior={list(saved)!r}'}."
+        )
+    return value
 
 
 def _check_groups(tree: xr.DataTree, closed_form: xr.Dataset, model: str) -> None:

@@ -103,6 +103,7 @@ class BernoulliFamily(NaiveBayesFamily):
             positive_priors,
             whole_counts,
         )
+        from bayesgen.hyperprior import alpha_variable
 
         alpha, class_alpha = positive_priors(estimates)
         counts = whole_counts(estimates["feature_count"].values)
@@ -115,7 +116,8 @@ class BernoulliFamily(NaiveBayesFamily):
         with pm.Model(coords=model_coords(estimates)) as model:
             class_count, _ = class_prob_prior(estimates, class_alpha)
             present = pm.Data("feature_count_data", counts, dims=dims)
-            alpha = pm.Data("alpha", alpha)
+            random_alpha = alpha_variable(estimates)  # λ ~ Gamma with a hyperprior
+            alpha = pm.Data("alpha", alpha) if random_alpha is None else random_alpha
             prob = pm.Beta("feature_prob", alpha=alpha, beta=alpha, dims=dims)
             observed_counts(
                 "feature_count",

@@ -149,6 +149,7 @@ class CategoricalFamily(NaiveBayesFamily):
             model_coords,
             positive_priors,
         )
+        from bayesgen.hyperprior import alpha_variable
 
         alpha, class_alpha = positive_priors(estimates)
         mask = estimates["category_mask"].values
@@ -160,7 +161,12 @@ class CategoricalFamily(NaiveBayesFamily):
             counts = estimates["feature_count"].values[:, cell_feature, cell_category]
             membership = np.eye(n_features)[cell_feature]  # (cell, feature) indicator
             rate = gamma_poisson_rates(
-                "cell", counts, alpha, dims=("class", "cell"), groups=membership
+                "cell",
+                counts,
+                alpha,
+                dims=("class", "cell"),
+                groups=membership,
+                random_alpha=alpha_variable(estimates),
             )
             totals = pt.dot(rate, membership)  # (class, feature)
             cell_prob = rate / totals[:, cell_feature]

@@ -99,7 +99,8 @@ class MultinomialFamily(NaiveBayesFamily):
         """Multinomial (bag-of-words) naive Bayes.
 
         π ~ Dirichlet(a), θ_k ~ Dirichlet(λ) over the vocabulary for each class, with
-        a = ``class_alpha`` and λ = ``alpha`` from ``estimates.attrs``. Observed: the class
+        a = ``class_alpha`` and λ = ``alpha`` from ``estimates.attrs``, or with a hyperprior
+        the random variable ``alpha`` ~ Gamma (:mod:`bayesgen.hyperprior`). Observed: the class
         counts ``class_count`` ~ Multinomial(N, π) and the word counts ``feature_count`` N_kw ~
         Poisson(g_kw), the Gamma-Poisson form of the Dirichlet (θ_k = g_k / Σ_w g_kw; see
         :mod:`bayesgen.generative`). Fractional counts (TF-IDF weights) enter as a weighted
@@ -114,12 +115,17 @@ class MultinomialFamily(NaiveBayesFamily):
             model_coords,
             positive_priors,
         )
+        from bayesgen.hyperprior import alpha_variable
 
         alpha, class_alpha = positive_priors(estimates)
         with pm.Model(coords=model_coords(estimates)) as model:
             class_prob_prior(estimates, class_alpha)
             rate = gamma_poisson_rates(
-                "feature", estimates["feature_count"].values, alpha, dims=("class", "feature")
+                "feature",
+                estimates["feature_count"].values,
+                alpha,
+                dims=("class", "feature"),
+                random_alpha=alpha_variable(estimates),
             )
             pm.Deterministic(
                 "feature_prob", rate / rate.sum(axis=-1, keepdims=True), dims=("class", "feature")

@@ -23,6 +23,7 @@ import numpy as np
 import xarray as xr
 
 from bayesgen import closed_form as cf
+from bayesgen import hyperprior
 from bayesgen.data import TrainingData, check_training_data
 from bayesgen.families.base import (
     Family,
@@ -35,6 +36,7 @@ from bayesgen.families.base import (
     loo_class_log_prob,
 )
 from bayesgen.families.evidence import DirichletEvidence
+from bayesgen.hyperprior import has_alpha_prior
 
 
 @dataclass
@@ -67,6 +69,13 @@ class NaiveBayesFamily(Family):
     mean_label = "add-λ"
     mean_caption = "add-λ estimate"
     top_parameter_caption = "most probable features"
+
+    def parameter_dims(self, estimates: xr.Dataset) -> dict[str, tuple[str, ...]]:
+        """:attr:`parameters`, and λ (``alpha``, a scalar) where it has a hyperprior."""
+        dims = dict(self.parameters)
+        if has_alpha_prior(estimates):
+            dims["alpha"] = ()
+        return dims
 
     def ranked_probabilities(self, estimates: xr.Dataset) -> np.ndarray:
         """The closed-form ``feature_prob`` as the plots rank it (-inf: never shown)."""
@@ -208,6 +217,10 @@ class NaiveBayesFamily(Family):
     def conjugate_draws(
         self, estimates: xr.Dataset, rng, sample_shape, dtype, *, posterior: bool
     ) -> dict[str, Variable]:
+        if has_alpha_prior(estimates):  # λ drawn from p(λ | D), then θ | λ per draw
+            return hyperprior.conjugate_draws(
+                self, estimates, rng, sample_shape, dtype, posterior=posterior
+            )
         # class_prob first, then feature_prob: the order of the generator's calls fixes which
         # seeded draws each parameter gets.
         concentration = class_concentration(estimates, posterior=posterior)
@@ -220,6 +233,8 @@ class NaiveBayesFamily(Family):
         return variables
 
     def conjugate_mode(self, estimates: xr.Dataset) -> dict[str, Variable]:
+        if has_alpha_prior(estimates):
+            return hyperprior.conjugate_mode(self, estimates)
         concentration = class_concentration(estimates, posterior=True)
         variables = {"class_prob": (("class",), dirichlet_mode(concentration))}
         dims, concentration, beta = self.concentrations(estimates, posterior=True)
@@ -233,14 +248,18 @@ class NaiveBayesFamily(Family):
         self,
         estimates: xr.Dataset,
         *,
-        alpha: float | None,
+        alpha: float | hyperprior.AlphaPosterior | None,
         class_alpha: float,
         options: dict,
         map_method: str | None,
     ) -> list:
-        """π under Dirichlet(a) and ``feature_prob`` under Dirichlet(λ) (Beta(λ, λ))."""
+        """π under Dirichlet(a) and ``feature_prob`` under Dirichlet(λ) (Beta(λ, λ)); with
+        ``alpha`` a :class:`~bayesgen.hyperprior.AlphaPosterior` (a Gamma hyperprior on λ),
+        θ's moments mixed over p(λ | D) and a block for λ itself."""
         from bayesgen.checks_expected import class_expected
 
+        if isinstance(alpha, hyperprior.AlphaPosterior):  # λ ~ Gamma: mixtures over p(λ | D)
+            return hyperprior.expected_blocks(self, estimates, alpha, class_alpha)
         return [class_expected(estimates, class_alpha), self.feature_expected(estimates, alpha)]
 
     def feature_expected(self, estimates: xr.Dataset, alpha: float):

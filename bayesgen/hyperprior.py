@@ -1,0 +1,502 @@
+"""Full-Bayes smoothing: a Gamma(shape, rate) hyperprior on the naive Bayes λ (``alpha_prior``).
+
+With ``alpha_prior=(shape, rate)`` the concentration λ of the feature probabilities θ is a
+random variable, λ ~ Gamma(shape, rate) (``rate`` an inverse scale: E[λ] = shape / rate a
+priori), and θ | λ ~ Dirichlet(λ) (Beta(λ, λ) for Bernoulli features) as before. θ integrates
+out exactly, so λ has the one-dimensional *collapsed* posterior
+
+    p(λ | D) ∝ p(X | y, λ) · Gamma(λ; shape, rate),
+
+p(X | y, λ) being the family's feature evidence
+(:meth:`bayesgen.families.naive_bayes.NaiveBayesFamily.feature_evidence`; the class term does
+not involve λ). :func:`alpha_posterior` puts that density on a fine grid in u = log λ:
+
+* the mode u* solves d/du log p(u | D) = 0 (Brent's method on the evidence's digamma
+  derivative), and the curvature there gives the posterior's scale s in u;
+* the grid runs from u* outwards, in steps of s, until the log density is 50 below its
+  maximum *and* the tail beyond the edge, bounded by p(edge) / |d log p / du| (a bound for a
+  log-concave tail), carries less than 1e-12 of the mass; then :data:`GRID_POINTS` equally
+  spaced points cover that range;
+* expectations E[f(λ) | D] (λ's mean and SD, θ's posterior moments as mixtures over λ) are
+  trapezoid sums on that grid, exponentially accurate for a smooth density decaying at both
+  ends (tests: agreement with ``scipy.integrate.quad`` to 1e-6 relative and better);
+* draws: the log density is interpolated by a cubic spline through the grid onto a grid
+  :data:`REFINE` times finer, and each draw picks a fine cell by its mass and inverts the CDF
+  of the cell's exponential (log-linear) density exactly. The draws therefore follow that
+  interpolant, whose density differs from p(λ | D) by far less than 1e-6 relative (spline and
+  log-linear errors at cells of 1/800 of the posterior's width): a difference no Monte Carlo
+  check of feasible size can see. Then θ | λ, D ~ Dirichlet(n + λ) for each draw's own λ.
+
+The estimators' ``alpha`` must stay at its default when ``alpha_prior`` is given (λ is then
+learned, not set); the closed-form Dataset records the hyperprior (attrs ``alpha_prior_shape``,
+``alpha_prior_rate``), λ's posterior mean as the representative ``alpha`` for what needs one
+number (the plug-in and exact predictive probabilities, leave-one-out, plots), its posterior
+SD (``alpha_sd``), the variable ``alpha`` (its posterior mean, the closed-form estimate of the
+posterior variable ``alpha``), and ``feature_prob`` = E_λ[add-λ | D], θ's posterior mean.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+import xarray as xr
+from scipy.interpolate import CubicSpline
+from scipy.optimize import brentq
+
+from bayesgen.params import is_real
+
+if TYPE_CHECKING:
+    from bayesgen.families.naive_bayes import NaiveBayesFamily
+
+#: Points of the quadrature grid in log λ.
+GRID_POINTS = 1025
+#: How many times finer the spline-interpolated grid that draws are made from is.
+REFINE = 16
+#: The grid ends where the log density is this far below its maximum (e^-50 ≈ 2e-22) ...
+_LOG_DROP = 50.0
+#: ... and the mass beyond each end is below this.
+_TAIL_MASS = 1e-12
+#: Most steps of the posterior's width from the mode to an end of the grid.
+_MAX_STEPS = 10_000
+#: Quadrature weights below this share of the largest are skipped in the θ mixtures.
+_NEGLIGIBLE = 1e-18
+
+ALPHA_PRIOR_EXPECTED = "None or a pair (shape, rate) of finite numbers > 0"
+
+
+class GammaHyperprior:
+    """The rule of the estimators' ``alpha_prior`` (see :mod:`bayesgen.params`)."""
+
+    expected = ALPHA_PRIOR_EXPECTED
+
+    def error(self, value) -> type[Exception] | None:
+        if value is None:
+            return None
+        if not isinstance(value, tuple | list) or not all(is_real(v) for v in value):
+            return TypeError
+        if len(value) != 2 or not all(np.isfinite(v) and v > 0 for v in value):
+            return ValueError
+        return None
+
+
+def check_alpha_prior(value) -> tuple[float, float]:
+    """``alpha_prior`` as (shape, rate) floats; raises naming ``alpha_prior`` otherwise."""
+    error = GammaHyperprior().error(value)
+    if value is None or error is not None:
+        raise (error or TypeError)(
+            f"alpha_prior: expected a pair (shape, rate) of finite numbers > 0; got {value!r}."
+        )
+    return float(value[0]), float(value[1])
+
+
+def has_alpha_prior(estimates: xr.Dataset) -> bool:
+    """Whether a closed-form Dataset was fitted with a hyperprior on λ."""
+    return "alpha_prior_shape" in estimates.attrs
+
+
+def fitted_alpha_prior(estimates: xr.Dataset) -> tuple[float, float] | None:
+    """The (shape, rate) a closed-form Dataset was fitted with, or None."""
+    if not has_alpha_prior(estimates):
+        return None
+    attrs = estimates.attrs
+    return float(attrs["alpha_prior_shape"]), float(attrs["alpha_prior_rate"])
+
+
+@dataclass(frozen=True, eq=False)
+class AlphaPosterior:
+    """The collapsed posterior p(λ | D) under a Gamma(shape, rate) hyperprior, on a grid.
+
+    Attributes
+    ----------
+    shape, rate : float
+        The hyperprior.
+    log_alpha : numpy.ndarray
+        The grid in u = log λ, equally spaced.
+    log_density : numpy.ndarray
+        log p(u | D) on the grid, up to a constant (its maximum is 0).
+    weights : numpy.ndarray
+        Normalised trapezoid weights: E[f(λ) | D] ≈ Σ weights · f(λ).
+    mean, sd : float
+        E[λ | D] and SD[λ | D].
+    kurtosis : float
+        E[(λ − mean)⁴] / sd⁴.
+    mode : float
+        The mode of the density of λ itself (not of log λ).
+    """
+
+    shape: float
+    rate: float
+    log_alpha: np.ndarray
+    log_density: np.ndarray
+    weights: np.ndarray
+    mean: float
+    sd: float
+    kurtosis: float
+    mode: float
+
+    @property
+    def alpha(self) -> np.ndarray:
+        """The grid in λ."""
+        return np.exp(self.log_alpha)
+
+    @property
+    def prior(self) -> str:
+        return f"λ ~ Gamma({self.shape:g}, {self.rate:g})"
+
+    def expect(self, values: np.ndarray) -> float:
+        """E[f(λ) | D] of values f(λ) given on the grid."""
+        return float(np.dot(self.weights, values))
+
+    def support(self) -> tuple[np.ndarray, np.ndarray]:
+        """(λ, weight) of the grid points whose weight is not negligible."""
+        used = self.weights > _NEGLIGIBLE * self.weights.max()
+        return self.alpha[used], self.weights[used]
+
+    def sample(self, rng, size) -> np.ndarray:
+        """Draws of λ (shape ``size``) from the spline interpolant of p(λ | D).
+
+        A fine cell is picked by its mass, then u is drawn within it by inverting the CDF of
+        the cell's log-linear density exactly (see the module's docstring for the accuracy).
+        """
+        n_fine = (self.log_alpha.size - 1) * REFINE + 1
+        u = np.linspace(self.log_alpha[0], self.log_alpha[-1], n_fine)
+        log_p = CubicSpline(self.log_alpha, self.log_density)(u)
+        width = u[1] - u[0]
+        slope = np.diff(log_p) / width  # of the log density in each fine cell
+        left = log_p[:-1] - log_p.max()
+        # ∫ exp(left + slope t) dt over [0, width], with its limit width·e^left at slope 0
+        scaled = slope * width
+        factor = np.where(
+            np.abs(scaled) > 1e-12, np.expm1(scaled) / np.where(scaled, slope, 1), width
+        )
+        mass = np.exp(left) * factor
+        cumulative = np.cumsum(mass)
+        total = cumulative[-1]
+        first = rng.random(size)
+        cell = np.minimum(np.searchsorted(cumulative, first * total, side="right"), mass.size - 1)
+        within = rng.random(size)
+        s, h = slope[cell], width
+        offset = np.where(
+            np.abs(s * h) > 1e-12,
+            np.log1p(within * np.expm1(s * h)) / np.where(s, s, 1.0),
+            within * h,
+        )
+        return np.exp(u[cell] + offset)
+
+
+def alpha_posterior(evidence, shape: float, rate: float) -> AlphaPosterior:
+    """p(λ | D) ∝ p(X | y, λ) · Gamma(λ; shape, rate) on an adaptive grid in log λ.
+
+    Parameters
+    ----------
+    evidence : callable
+        λ (an array) ↦ log p(X | y, λ), with a ``derivative`` method giving d/dλ (the
+        families' :meth:`~bayesgen.families.naive_bayes.NaiveBayesFamily.feature_evidence`).
+    shape, rate : float
+        The Gamma hyperprior (rate = inverse scale).
+
+    Returns
+    -------
+    AlphaPosterior
+    """
+
+    def log_p(u):  # log p(u | D) up to a constant: the Jacobian dλ/du = λ adds u
+        lam = np.exp(u)
+        return evidence(lam) + shape * u - rate * lam
+
+    def slope(u):
+        lam = np.exp(u)
+        return lam * evidence.derivative(lam) + shape - rate * lam
+
+    # The slope is positive as λ → 0 (the prior's λ^shape) and negative as λ → ∞ (e^(−rate λ)).
+    guess = np.log(shape / rate)
+    low, high = guess - 1.0, guess + 1.0
+    while slope(low) <= 0:
+        low -= 2.0 * (guess - low)
+    while slope(high) >= 0:
+        high += 2.0 * (high - guess)
+    mode_u = brentq(slope, low, high, xtol=1e-12, rtol=1e-14)
+    step = 1e-4
+    curvature = (slope(mode_u + step) - slope(mode_u - step)) / (2 * step)
+    scale = 1.0 / np.sqrt(max(-curvature, 1e-12))
+    peak = float(log_p(mode_u))
+    total_mass = scale * np.sqrt(2 * np.pi)  # Laplace's estimate, relative to e^peak
+
+    def edge(direction: float) -> float:
+        u = mode_u
+        for _ in range(_MAX_STEPS):
+            u += direction * scale
+            drop = peak - float(log_p(u))
+            gradient = abs(float(slope(u)))
+            steep = direction * float(slope(u)) < 0  # falling away from the mode
+            if steep and drop > _LOG_DROP and np.exp(-drop) / gradient < _TAIL_MASS * total_mass:
+                return u
+        raise ValueError(
+            f"alpha_prior: the posterior of λ under Gamma({shape:g}, {rate:g}) does not fall "
+            f"off within {_MAX_STEPS} of its widths from its mode; use a larger rate."
+        )
+
+    grid = np.linspace(edge(-1.0), edge(1.0), GRID_POINTS)
+    log_density = log_p(grid)
+    log_density = log_density - log_density.max()
+    weights = np.exp(log_density)
+    weights[[0, -1]] *= 0.5
+    weights /= weights.sum()
+    lam = np.exp(grid)
+    mean = float(weights @ lam)
+    variance = float(weights @ (lam - mean) ** 2)
+    kurtosis = float(weights @ (lam - mean) ** 4) / variance**2
+    return AlphaPosterior(
+        shape=float(shape),
+        rate=float(rate),
+        log_alpha=grid,
+        log_density=log_density,
+        weights=weights,
+        mean=mean,
+        sd=float(np.sqrt(variance)),
+        kurtosis=kurtosis,
+        mode=_alpha_mode(evidence, shape, rate, lam[np.argmax(log_density - grid)]),
+    )
+
+
+def _alpha_mode(evidence, shape: float, rate: float, near: float) -> float:
+    """The mode of the density of λ, d/dλ [log p(X | λ) + (shape − 1) log λ − rate λ] = 0,
+    searched from ``near`` (the grid's best point); 0 where the density rises towards 0."""
+
+    def slope(lam):
+        return float(evidence.derivative(np.asarray(lam))) + (shape - 1.0) / lam - rate
+
+    low, high = near / 2.0, near * 2.0
+    while slope(low) <= 0:
+        low /= 2.0
+        if low < 1e-300:
+            return 0.0
+    while slope(high) >= 0:
+        high *= 2.0
+    return float(brentq(slope, low, high, xtol=1e-14 * near, rtol=1e-14))
+
+
+def posterior_of(estimates: xr.Dataset, alpha_prior) -> AlphaPosterior:
+    """p(λ | D) for the counts of a naive Bayes fit under the hyperprior ``alpha_prior``."""
+    from bayesgen.families import family
+
+    shape, rate = check_alpha_prior(alpha_prior)
+    return alpha_posterior(family(estimates).feature_evidence(estimates), shape, rate)
+
+
+def fitted_alpha(estimates: xr.Dataset) -> float | AlphaPosterior:
+    """What a fit's closed forms use for λ: the fixed ``alpha``, or p(λ | D) under its
+    hyperprior."""
+    prior = fitted_alpha_prior(estimates)
+    return float(estimates.attrs["alpha"]) if prior is None else posterior_of(estimates, prior)
+
+
+# -- the closed forms ---------------------------------------------------------------------------
+
+
+def with_alpha_prior(estimates: xr.Dataset, alpha_prior) -> xr.Dataset:
+    """A naive Bayes fit (any λ) redone under the hyperprior ``alpha_prior`` on λ.
+
+    Returns a new Dataset: ``feature_prob`` becomes θ's posterior mean E_λ[add-λ | D], the
+    variable ``alpha`` holds E[λ | D], and attrs ``alpha`` (E[λ | D], the representative λ of
+    what needs one number), ``alpha_sd``, ``alpha_prior_shape`` and ``alpha_prior_rate``.
+    """
+    shape, rate = check_alpha_prior(alpha_prior)
+    posterior = posterior_of(estimates, (shape, rate))
+    moments = feature_mixture(estimates, posterior)
+    out = estimates.copy()
+    out["feature_prob"] = (estimates["feature_prob"].dims, moments["mean"])
+    out["alpha"] = ((), posterior.mean)
+    out.attrs.update(
+        alpha=posterior.mean,
+        alpha_sd=posterior.sd,
+        alpha_prior_shape=shape,
+        alpha_prior_rate=rate,
+    )
+    return out
+
+
+def _concentration_parts(estimates: xr.Dataset) -> tuple[tuple, np.ndarray, np.ndarray, bool]:
+    """(dims, c0, c1, beta): the posterior concentration of ``feature_prob`` at λ is
+    c0 + λ c1 (c1 is 1 on the real outcomes, 0 on the categorical model's padding)."""
+    from bayesgen.families import family
+
+    model_family = family(estimates)
+    dims, c0, beta = model_family.concentrations(estimates.assign_attrs(alpha=0.0), posterior=True)
+    _, c1, _ = model_family.concentrations(estimates.assign_attrs(alpha=1.0), posterior=False)
+    return dims, c0, c1, beta
+
+
+def feature_mixture(estimates: xr.Dataset, posterior: AlphaPosterior) -> dict[str, np.ndarray]:
+    """θ's posterior mean, SD and kurtosis, mixtures over p(λ | D) of its Beta marginals.
+
+    θ | λ, D has Beta(a, b) marginals (a = n + λ); with m, c2, c3, c4 their mean and
+    central moments, E[θ] = Σ_g w_g m_g, and about that mean d_g = m_g − E[θ]:
+    Var = Σ w (c2 + d²), E[(θ − E θ)⁴] = Σ w (c4 + 4 c3 d + 6 c2 d² + d⁴). Padding cells
+    are NaN.
+    """
+    _, c0, c1, beta = _concentration_parts(estimates)
+    lambdas, weights = posterior.support()
+
+    def beta_parts(lam):
+        concentration = c0 + lam * c1
+        if beta:
+            return concentration[..., 0], concentration[..., 1]
+        a = concentration
+        return a, concentration.sum(axis=-1, keepdims=True) - a
+
+    shape = c0.shape[:-1] if beta else c0.shape
+    mean = np.zeros(shape)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        for lam, w in zip(lambdas, weights, strict=True):
+            a, b = beta_parts(lam)
+            mean += w * a / (a + b)
+        second, fourth = np.zeros(shape), np.zeros(shape)
+        for lam, w in zip(lambdas, weights, strict=True):
+            a, b = beta_parts(lam)
+            total = a + b
+            m = a / total
+            c2 = a * b / (total**2 * (total + 1.0))
+            c3 = 2.0 * (b - a) * a * b / (total**3 * (total + 1.0) * (total + 2.0))
+            excess = (
+                6.0
+                * ((a - b) ** 2 * (total + 1.0) - a * b * (total + 2.0))
+                / (a * b * (total + 2.0) * (total + 3.0))
+            )
+            c4 = (3.0 + excess) * c2**2
+            d = m - mean
+            second += w * (c2 + d**2)
+            fourth += w * (c4 + 4.0 * c3 * d + 6.0 * c2 * d**2 + d**4)
+        real = (c1[..., 0] if beta else c1) > 0
+        return {
+            "mean": np.where(real, mean, 0.0),
+            "sd": np.where(real, np.sqrt(second), np.nan),
+            "kurtosis": np.where(real, fourth / second**2, np.nan),
+        }
+
+
+# -- exact draws -------------------------------------------------------------------------------
+
+
+def conjugate_draws(
+    model_family: NaiveBayesFamily, estimates: xr.Dataset, rng, sample_shape, dtype, *, posterior
+) -> dict:
+    """Exact draws of π, θ and λ: λ from p(λ | D) (or its Gamma prior), then for each draw
+    θ | λ, D ~ Dirichlet(n + λ) (Beta for Bernoulli features) with that draw's own λ."""
+    from bayesgen.families.base import class_concentration, dirichlet_draws
+
+    shape, rate = fitted_alpha_prior(estimates)
+    concentration = class_concentration(estimates, posterior=posterior)
+    variables = {
+        "class_prob": (("class",), dirichlet_draws(rng, concentration, sample_shape, dtype))
+    }
+    if posterior:
+        lambdas = posterior_of(estimates, (shape, rate)).sample(rng, sample_shape)
+    else:
+        lambdas = rng.gamma(shape, 1.0 / rate, size=sample_shape)
+    dims, c0, c1, beta = _concentration_parts(estimates)
+    if not posterior:
+        c0 = np.zeros_like(c0)
+    inactive = c1 <= 0
+    theta = np.empty((*sample_shape, *c0.shape), dtype=dtype)
+    # One draw at a time, each with its own concentration: no (draws × cells) temporary.
+    for index in np.ndindex(*sample_shape):
+        draw = theta[index]
+        shape_here = np.where(inactive, 1.0, c0 + lambdas[index] * c1)
+        rng.standard_gamma(shape_here, dtype=theta.dtype, out=draw)
+        draw[inactive] = 0
+        draw /= draw.sum(axis=-1, keepdims=True, dtype=np.float64).astype(theta.dtype)
+    variables["feature_prob"] = (dims, theta[..., 0] if beta else theta)
+    variables["alpha"] = ((), lambdas.astype(dtype))
+    return variables
+
+
+def conjugate_mode(model_family: NaiveBayesFamily, estimates: xr.Dataset) -> dict:
+    """The MAP point with a hyperprior: λ at the mode of its collapsed posterior p(λ | D), and
+    π, θ at their modes given that λ. The joint mode of (λ, θ) has no closed form; this is the
+    conditional mode at λ's marginal mode."""
+    from bayesgen.families.base import class_concentration, dirichlet_mode
+
+    lam = posterior_of(estimates, fitted_alpha_prior(estimates)).mode
+    variables = {
+        "class_prob": (("class",), dirichlet_mode(class_concentration(estimates, posterior=True)))
+    }
+    dims, c0, c1, beta = _concentration_parts(estimates)
+    mode = dirichlet_mode(c0 + lam * c1)
+    variables["feature_prob"] = (dims, mode[..., 0] if beta else mode)
+    variables["alpha"] = ((), np.float64(lam))
+    return variables
+
+
+# -- the PyMC model -------------------------------------------------------------------------------
+
+
+def alpha_variable(estimates: xr.Dataset):
+    """λ as the random variable ``alpha`` ~ Gamma(shape, rate) of the model being built (in
+    its context), started at its posterior mean; None without a hyperprior (λ is data)."""
+    prior = fitted_alpha_prior(estimates)
+    if prior is None:
+        return None
+    import pymc as pm
+
+    shape, rate = prior
+    return pm.Gamma("alpha", alpha=shape, beta=rate, initval=float(estimates.attrs["alpha"]))
+
+
+# -- the comparison (bayesgen.checks) -------------------------------------------------------------
+
+NO_JOINT_MODE = (
+    "MAP not compared: with a Gamma hyperprior on λ the joint mode of (λ, θ) has no closed form"
+)
+
+
+def expected_blocks(
+    model_family: NaiveBayesFamily,
+    estimates: xr.Dataset,
+    posterior: AlphaPosterior,
+    class_alpha: float,
+) -> list:
+    """The :class:`~bayesgen.checks_expected.Expected` blocks of a naive Bayes posterior under
+    a hyperprior: π as without one, θ's mean, SD and kurtosis as mixtures over p(λ | D)
+    (:func:`feature_mixture`), and λ's own mean and SD by the same quadrature."""
+    from bayesgen.checks_expected import Expected, class_expected, reason_array
+
+    moments = feature_mixture(estimates, posterior)
+    keep = np.isfinite(moments["sd"])
+    beta = model_family.name == "bernoulli_nb"
+    kind = "Beta(λ, λ)" if beta else "Dirichlet(λ)"
+    shape = keep.shape
+    feature = Expected(
+        variable="feature_prob",
+        keep=keep,
+        closed_form=np.where(keep, moments["mean"], np.nan),
+        closed_form_sd=moments["sd"],
+        closed_form_kurtosis=moments["kurtosis"],
+        mle=estimates["feature_prob_mle"].values.astype(np.float64),
+        expected_map=np.full(shape, np.nan),
+        reasons=(reason_array(shape), reason_array(shape), reason_array(shape, NO_JOINT_MODE)),
+        hide_map=np.zeros(shape, dtype=bool),
+        prior=f"{kind}, {posterior.prior}",
+        mean_identity=f"posterior mean under {kind}, λ ~ Gamma = E_λ[add-λ | D] (quadrature)",
+        sd_identity="posterior SD = SD of the Beta marginals mixed over p(λ | D) (quadrature)",
+        map_identity=None,
+    )
+    scalar = ()
+    alpha = Expected(
+        variable="alpha",
+        keep=np.ones(scalar, dtype=bool),
+        closed_form=np.asarray(posterior.mean),
+        closed_form_sd=np.asarray(posterior.sd),
+        closed_form_kurtosis=np.asarray(posterior.kurtosis),
+        mle=np.asarray(np.nan),
+        expected_map=np.asarray(np.nan),
+        reasons=(reason_array(scalar), reason_array(scalar), reason_array(scalar, NO_JOINT_MODE)),
+        hide_map=np.zeros(scalar, dtype=bool),
+        prior=posterior.prior,
+        mean_identity="posterior mean of λ = ∫ λ p(λ | D) dλ (quadrature)",
+        sd_identity="posterior SD of λ (quadrature)",
+        map_identity=None,
+    )
+    return [class_expected(estimates, class_alpha), feature, alpha]
