@@ -27,10 +27,13 @@ class MultinomialNB(NaiveBayesClassifier):
 
     Parameters
     ----------
-    alpha : float, default 1.0
-        Dirichlet concentration λ > 0 of the word probabilities.
-    class_alpha : float, default 1.0
-        Dirichlet concentration of the class probabilities.
+    alpha : float or "evidence", default 1.0
+        Dirichlet concentration λ > 0 of the word probabilities. "evidence" chooses λ as the
+        maximiser of the evidence p(X | y, λ), θ integrated out (empirical Bayes, see
+        :mod:`bayesgen.smoothing`; searched in [1e-6, 1e6], with a warning at a bound), and
+        fits the posterior at it; ``alpha_`` holds it. One λ serves every class.
+    class_alpha : float or "evidence", default 1.0
+        Dirichlet concentration of the class probabilities; "evidence" maximises p(y | a).
     alpha_prior : (shape, rate) or None, default None
         A Gamma(shape, rate) hyperprior on λ (rate an inverse scale): λ is then learned with
         θ, and ``alpha`` must stay at its default. ``inference="conjugate"`` samples λ exactly
@@ -48,6 +51,8 @@ class MultinomialNB(NaiveBayesClassifier):
         The MAP point.
     closed_form_ : xarray.Dataset
         :func:`bayesgen.closed_form.multinomial_nb` for the same data and priors.
+    alpha_, class_alpha_ : float
+        λ and a of the fit: ``alpha`` and ``class_alpha``, or the values the evidence chose.
     class_count_, feature_count_ : ndarray
     class_log_prior_, feature_log_prob_ : ndarray
         Logs of the posterior means.
@@ -119,9 +124,10 @@ class BernoulliNB(NaiveBayesClassifier):
 
     Parameters
     ----------
-    alpha : float, default 1.0
-        Beta(λ, λ) prior, λ > 0.
-    class_alpha : float, default 1.0
+    alpha : float or "evidence", default 1.0
+        Beta(λ, λ) prior, λ > 0; "evidence" chooses λ by the evidence, as for
+        :class:`MultinomialNB`.
+    class_alpha : float or "evidence", default 1.0
     alpha_prior : (shape, rate) or None, default None
         A Gamma(shape, rate) hyperprior on λ (rate an inverse scale): λ is then learned with
         θ, and ``alpha`` must stay at its default. ``inference="conjugate"`` samples λ exactly
@@ -196,8 +202,10 @@ class CategoricalNB(NaiveBayesClassifier):
 
     Parameters
     ----------
-    alpha : float, default 1.0
-    class_alpha : float, default 1.0
+    alpha : float or "evidence", default 1.0
+        Dirichlet(λ) prior of each feature's categories, λ > 0; "evidence" chooses λ by the
+        evidence, as for :class:`MultinomialNB`.
+    class_alpha : float or "evidence", default 1.0
     alpha_prior : (shape, rate) or None, default None
         A Gamma(shape, rate) hyperprior on λ (rate an inverse scale): λ is then learned with
         θ, and ``alpha`` must stay at its default. ``inference="conjugate"`` samples λ exactly
