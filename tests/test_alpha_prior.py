@@ -249,6 +249,37 @@ def test_load_refuses_an_alpha_prior_that_the_closed_form_does_not_record(tmp_pa
         load(tampered)
 
 
+def test_posterior_predictive_integrates_alpha_out():
+    _cls, X, _y = _data("bernoulli")
+    est = _fit("bernoulli", draws=10)
+    stats_ = est.closed_form_
+    reference = QuadPosterior(stats_)
+    counts = stats_["feature_count"].values.astype(np.float64)
+    class_count = stats_["class_count"].values.astype(np.float64)
+    x = X[0]
+
+    def likelihood(k):  # p(x | y = k, D, λ) as a function of λ: one add-λ per feature
+        def at(lam):
+            prob = (counts[k] + lam) / (class_count[k] + 2 * lam)
+            return np.prod(np.where(x == 1, prob, 1 - prob))
+
+        return at
+
+    class_prob = stats_["class_prob"].values
+    joint = np.array([class_prob[k] * reference.mean(likelihood(k)) for k in range(2)])
+    np.testing.assert_allclose(est.posterior_predictive_proba(X[:1])[0], joint / joint.sum())
+
+
+@pytest.mark.filterwarnings("ignore:loo_proba:UserWarning")  # 24 rows: a high Pareto k
+def test_leave_one_out_falls_back_to_psis_with_a_hyperprior():
+    from bayesgen import loo
+
+    est = _fit("multinomial", draws=500)
+    assert loo.leave_one_out(est).method == "psis"
+    with pytest.raises(ValueError, match=re.escape("method: 'exact' needs a closed-form")):
+        loo.leave_one_out(est, method="exact")
+
+
 # -- the PyMC model ---------------------------------------------------------------------------
 
 

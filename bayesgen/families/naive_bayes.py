@@ -188,6 +188,8 @@ class NaiveBayesFamily(Family):
             raise ValueError(
                 "posterior_predictive_proba: needs alpha > 0 (a proper Dirichlet prior)."
             )
+        if has_alpha_prior(estimates):  # λ integrated out too, over p(λ | D)
+            return hyperprior.predictive_log_joint(self, estimates, X)
         return self.integrated_log_joint(estimates, X)
 
     def integrated_log_joint(self, estimates: xr.Dataset, X) -> np.ndarray:
@@ -296,6 +298,11 @@ class NaiveBayesFamily(Family):
         Dirichlet (Beta) predictive of x_i given class k's counts less row i's own. Needs
         λ > 0 (a proper prior, so that a feature seen only in row i keeps a probability).
         """
+        if has_alpha_prior(estimates):
+            # Leaving a row out changes p(λ | D) too: no closed form (PSIS instead).
+            raise NotImplementedError(
+                "with a hyperprior on λ (alpha_prior) leaving a row out moves λ's posterior too"
+            )
         if estimates.attrs["alpha"] <= 0:
             raise ValueError(
                 "loo_proba: needs alpha > 0 (a proper Dirichlet prior); with alpha = 0 a "
