@@ -15,8 +15,8 @@ not involve λ). :func:`alpha_posterior` puts that density on a fine grid in u =
   derivative), and the curvature there gives the posterior's scale s in u;
 * the grid runs from u* outwards, in steps of s, until the log density is 50 below its
   maximum *and* the tail beyond the edge, bounded by p(edge) / |d log p / du| (a bound for a
-  log-concave tail), carries less than 1e-12 of the mass; then :data:`GRID_POINTS` equally
-  spaced points cover that range;
+  log-concave tail), carries less than 1e-12 of the mass; then equally spaced points cover
+  that range, at least :data:`GRID_POINTS` and at most s / 50 apart;
 * expectations E[f(λ) | D] (λ's mean and SD, θ's posterior moments as mixtures over λ) are
   trapezoid sums on that grid, exponentially accurate for a smooth density decaying at both
   ends (tests: agreement with ``scipy.integrate.quad`` to 1e-6 relative and better);
@@ -60,6 +60,14 @@ REFINE = 16
 _LOG_DROP = 50.0
 #: ... and the mass beyond each end is below this.
 _TAIL_MASS = 1e-12
+#: The quadrature grid's points are at most this share of the posterior's width apart ...
+GRID_SPACING = 1 / 50
+#: ... and at most this many.
+MAX_GRID_POINTS = 2**17
+#: θ's moments and the exact predictive, costly per λ, sum over grid points this share of the
+#: posterior's width apart (:meth:`AlphaPosterior.nodes`): the trapezoid rule is still
+#: exponentially accurate there for these smooth integrands (tests: 1e-6 against quad).
+NODE_SPACING = 1 / 3
 #: Most steps of the posterior's width from the mode to an end of the grid.
 _MAX_STEPS = 10_000
 #: Quadrature weights below this share of the largest are skipped in the θ mixtures.
@@ -126,6 +134,8 @@ class AlphaPosterior:
         E[(λ − mean)⁴] / sd⁴.
     mode : float
         The mode of the density of λ itself (not of log λ).
+    scale : float
+        The posterior's width in log λ at its mode, 1 / √(−d² log p / du²).
     """
 
     shape: float
@@ -137,6 +147,7 @@ class AlphaPosterior:
     sd: float
     kurtosis: float
     mode: float
+    scale: float
 
     @property
     def alpha(self) -> np.ndarray:
@@ -151,10 +162,18 @@ class AlphaPosterior:
         """E[f(λ) | D] of values f(λ) given on the grid."""
         return float(np.dot(self.weights, values))
 
-    def support(self) -> tuple[np.ndarray, np.ndarray]:
-        """(λ, weight) of the grid points whose weight is not negligible."""
-        used = self.weights > _NEGLIGIBLE * self.weights.max()
-        return self.alpha[used], self.weights[used]
+    def nodes(self, thinning: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """(λ, weight) of every ``thinning``-th grid point, trapezoid weights normalised, the
+        points of negligible weight left out: a cheaper rule for costly integrands. By
+        default the points are about a third of :attr:`scale` apart (:data:`NODE_SPACING`)."""
+        if thinning is None:
+            step = self.log_alpha[1] - self.log_alpha[0]
+            thinning = max(1, int(NODE_SPACING * self.scale / step))
+        log_density = self.log_density[::thinning]
+        weights = np.exp(log_density - log_density.max())
+        weights[[0, -1]] *= 0.5
+        used = weights > _NEGLIGIBLE
+        return np.exp(self.log_alpha[::thinning][used]), weights[used] / weights[used].sum()
 
     def sample(self, rng, size) -> np.ndarray:
         """Draws of λ (shape ``size``) from the spline interpolant of p(λ | D).
@@ -240,7 +259,9 @@ def alpha_posterior(evidence, shape: float, rate: float) -> AlphaPosterior:
             f"off within {_MAX_STEPS} of its widths from its mode; use a larger rate."
         )
 
-    grid = np.linspace(edge(-1.0), edge(1.0), GRID_POINTS)
+    low, high = edge(-1.0), edge(1.0)
+    n_points = int(min(MAX_GRID_POINTS, max(GRID_POINTS, (high - low) / (GRID_SPACING * scale))))
+    grid = np.linspace(low, high, n_points)
     log_density = log_p(grid)
     log_density = log_density - log_density.max()
     weights = np.exp(log_density)
@@ -260,6 +281,7 @@ def alpha_posterior(evidence, shape: float, rate: float) -> AlphaPosterior:
         sd=float(np.sqrt(variance)),
         kurtosis=kurtosis,
         mode=_alpha_mode(evidence, shape, rate, lam[np.argmax(log_density - grid)]),
+        scale=float(scale),
     )
 
 
@@ -340,7 +362,7 @@ def feature_mixture(estimates: xr.Dataset, posterior: AlphaPosterior) -> dict[st
     are NaN.
     """
     _, c0, c1, beta = _concentration_parts(estimates)
-    lambdas, weights = posterior.support()
+    lambdas, weights = posterior.nodes()
 
     def beta_parts(lam):
         concentration = c0 + lam * c1
@@ -405,14 +427,31 @@ def conjugate_draws(
     theta = np.empty((*sample_shape, *c0.shape), dtype=dtype)
     # One draw at a time, each with its own concentration: no (draws × cells) temporary.
     for index in np.ndindex(*sample_shape):
-        draw = theta[index]
-        shape_here = np.where(inactive, 1.0, c0 + lambdas[index] * c1)
-        rng.standard_gamma(shape_here, dtype=theta.dtype, out=draw)
-        draw[inactive] = 0
-        draw /= draw.sum(axis=-1, keepdims=True, dtype=np.float64).astype(theta.dtype)
+        concentration = np.where(inactive, 1.0, c0 + lambdas[index] * c1)
+        theta[index] = _dirichlet_draw(rng, concentration, inactive)
     variables["feature_prob"] = (dims, theta[..., 0] if beta else theta)
     variables["alpha"] = ((), lambdas.astype(dtype))
     return variables
+
+
+def _dirichlet_draw(rng, concentration: np.ndarray, inactive: np.ndarray) -> np.ndarray:
+    """One Dirichlet draw along the last axis, as normalised Gamma variates.
+
+    λ may be tiny (p(λ | D) can reach far below 1e-10), and Gamma variates of such shapes
+    underflow to 0, leaving 0 / 0 for a simplex of zero counts. Below shape 1 the variate is
+    drawn on the log scale, log G(a) = log G(a + 1) + log(U) / a (G(a + 1) U^(1/a) ~ G(a)),
+    and each simplex normalised from its largest log: exact, and never 0 / 0.
+    """
+    small = (concentration < 1.0) & ~inactive
+    if not small.any():
+        draw = rng.standard_gamma(concentration)
+        draw[inactive] = 0
+        return draw / draw.sum(axis=-1, keepdims=True)
+    log_draw = np.log(rng.standard_gamma(np.where(small, concentration + 1.0, concentration)))
+    log_draw[small] += np.log(rng.random(int(small.sum()))) / concentration[small]
+    log_draw[inactive] = -np.inf
+    draw = np.exp(log_draw - log_draw.max(axis=-1, keepdims=True))
+    return draw / draw.sum(axis=-1, keepdims=True)
 
 
 def conjugate_mode(model_family: NaiveBayesFamily, estimates: xr.Dataset) -> dict:
@@ -434,10 +473,6 @@ def conjugate_mode(model_family: NaiveBayesFamily, estimates: xr.Dataset) -> dic
 
 # -- prediction ---------------------------------------------------------------------------------
 
-#: The exact predictive sums over every PREDICTIVE_THINNING-th point of the quadrature grid: the
-#: trapezoid rule stays exponentially accurate at 1/60 of the posterior's width per step.
-PREDICTIVE_THINNING = 8
-
 
 def predictive_log_joint(model_family: NaiveBayesFamily, estimates: xr.Dataset, X) -> np.ndarray:
     """log p(x, y = k | D) with θ and λ integrated out: log Σ_g w_g p(x, y = k | D, λ_g),
@@ -445,16 +480,12 @@ def predictive_log_joint(model_family: NaiveBayesFamily, estimates: xr.Dataset, 
     from scipy.special import logsumexp
 
     posterior = posterior_of(estimates, fitted_alpha_prior(estimates))
-    u = posterior.log_alpha[::PREDICTIVE_THINNING]
-    weights = np.exp(posterior.log_density[::PREDICTIVE_THINNING])
-    weights[[0, -1]] *= 0.5
-    used = weights > _NEGLIGIBLE * weights.max()
-    log_weights = np.log(weights[used] / weights.sum())
+    lambdas, weights = posterior.nodes()
     joints = [
         model_family.integrated_log_joint(estimates.assign_attrs(alpha=float(lam)), X)
-        for lam in np.exp(u[used])
+        for lam in lambdas
     ]
-    return logsumexp(np.stack(joints) + log_weights[:, None, None], axis=0)
+    return logsumexp(np.stack(joints) + np.log(weights)[:, None, None], axis=0)
 
 
 # -- the PyMC model -------------------------------------------------------------------------------
