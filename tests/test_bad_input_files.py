@@ -102,8 +102,14 @@ ARGUMENT_CASES = {
     "tune -5": ([*FIT, "--tune", "-5"], "--tune: expected an integer >= 0; got '-5'"),
     "seed abc": ([*FIT, "--seed", "abc"], "--seed: expected an integer >= 0; got 'abc'"),
     "seed -1": ([*FIT, "--seed", "-1"], "--seed: expected an integer >= 0"),
-    "alpha 0": ([*FIT, "--alpha", "0"], "--alpha: expected a finite number > 0; got '0'"),
-    "alpha nan": ([*FIT, "--alpha", "nan"], "--alpha: expected a finite number > 0; got 'nan'"),
+    "alpha 0": (
+        [*FIT, "--alpha", "0"],
+        "--alpha: expected a finite number > 0 or 'evidence'; got '0'",
+    ),
+    "alpha nan": (
+        [*FIT, "--alpha", "nan"],
+        "--alpha: expected a finite number > 0 or 'evidence'; got 'nan'",
+    ),
     "class-alpha -1": ([*FIT, "--class-alpha", "-1"], "--class-alpha: expected a finite number"),
     "binarize nan": (
         ["fit", "bernoulli", "{p}/counts.csv", "--target", "label", "--binarize", "nan"],

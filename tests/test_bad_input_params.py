@@ -39,9 +39,14 @@ FAST = {
 }
 
 
+#: What naive Bayes smoothing accepts: a λ, or "evidence" (bayesgen.smoothing).
+SMOOTHING = "a finite number > 0 or 'evidence'"
+
+
 def _proper_prior(name, value, model):
+    expected = SMOOTHING if model.endswith("_nb") else "a finite number > 0"
     return (
-        f"{name}: expected a finite number > 0; got {value}. The Bayesian model needs a proper "
+        f"{name}: expected {expected}; got {value}. The Bayesian model needs a proper "
         f"prior; for the maximum-likelihood estimate ({name}=0) use "
         f"bayesgen.closed_form.{model}(X, y, {name}=0)."
     )
@@ -122,13 +127,13 @@ CATALOGUE = [
     (M, {"alpha": -1}, ValueError, _proper_prior("alpha", -1, "multinomial_nb")),
     (B, {"alpha": np.nan}, ValueError, _proper_prior("alpha", "nan", "bernoulli_nb")),
     (C, {"alpha": np.inf}, ValueError, _proper_prior("alpha", "inf", "categorical_nb")),
-    (M, {"alpha": "1"}, TypeError, "alpha: expected a finite number > 0; got '1'."),
-    (B, {"alpha": None}, TypeError, "alpha: expected a finite number > 0; got None."),
+    (M, {"alpha": "1"}, ValueError, f"alpha: expected {SMOOTHING}; got '1'."),
+    (B, {"alpha": None}, TypeError, f"alpha: expected {SMOOTHING}; got None."),
     (M, {"class_alpha": 0}, ValueError, _proper_prior("class_alpha", 0, "multinomial_nb")),
     (G, {"class_alpha": 0.0}, ValueError, _proper_prior("class_alpha", 0.0, "gda")),
     (B, {"class_alpha": -0.5}, ValueError, _proper_prior("class_alpha", -0.5, "bernoulli_nb")),
     (G, {"class_alpha": np.nan}, ValueError, _proper_prior("class_alpha", "nan", "gda")),
-    (C, {"class_alpha": "a"}, TypeError, "class_alpha: expected a finite number > 0; got 'a'."),
+    (C, {"class_alpha": "a"}, ValueError, f"class_alpha: expected {SMOOTHING}; got 'a'."),
     # GDA priors.
     (
         G,
