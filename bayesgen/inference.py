@@ -176,10 +176,16 @@ def conjugate_map(stats: xr.Dataset) -> xr.Dataset:
     """
     variables = family(stats).conjugate_mode(stats)
     point = xr.Dataset(variables, coords=parameter_coords(stats))
+    hyperprior = "alpha_prior_shape" in stats.attrs
     point.attrs = {
         "map_method": "closed_form",
         "map_converged": 1,
-        "map_message": "exact mode of the conjugate posterior",
+        "map_message": (
+            "λ at the mode of p(λ | D), π and θ at their modes given it (the joint mode has "
+            "no closed form)"
+            if hyperprior
+            else "exact mode of the conjugate posterior"
+        ),
     }
     return point
 

@@ -110,8 +110,11 @@ _PREDICTION_COLUMNS = [
 
 def _has_unbounded_density(stats: xr.Dataset) -> bool:
     """Whether some n + α < 1 leaves the posterior without a mode (see :func:`compare`)."""
+    from bayesgen.hyperprior import has_alpha_prior
+
     blocks = [class_expected(stats, float(stats.attrs["class_alpha"]))]
-    if family(stats).smoothing:
+    # Under a hyperprior on λ the MAP is conditional on λ's mode: only the class block counts.
+    if family(stats).smoothing and not has_alpha_prior(stats):
         blocks.append(feature_expected(stats, float(stats.attrs["alpha"])))
     return any(block.unbounded.any() for block in blocks)
 

@@ -392,3 +392,13 @@ def test_nuts_samples_alpha_jointly_and_passes_compare(name):
     assert "alpha" in est.idata_["posterior"]
     result = compare(est)
     assert result.ok, result.warnings
+
+
+def test_map_under_a_hyperprior_says_what_it_is_and_feeds_the_prediction_comparison():
+    from bayesgen.predictions import compare_predictions
+
+    cls, X, y = _data("bernoulli")
+    est = cls(alpha_prior=PRIOR, inference="conjugate", draws=50, random_seed=0).fit(X, y)
+    assert est.map_.attrs["map_message"].startswith("λ at the mode of p(λ | D)")
+    table = compare_predictions(est, X, y)
+    assert len(table) >= 3 and table.notna().all().all()
