@@ -55,33 +55,39 @@ class BoundaryModeError(ValueError):
 # Sufficient statistics (pure NumPy).
 
 
-def class_counts(y: np.ndarray, n_classes: int) -> np.ndarray:
-    """Number of samples per class, N_k."""
-    return np.bincount(y, minlength=n_classes).astype(np.float64)
+def class_counts(y: np.ndarray, n_classes: int, weights=None) -> np.ndarray:
+    """Number of samples per class, N_k; with ``weights``, the sum of each class's weights."""
+    return np.bincount(y, weights=weights, minlength=n_classes).astype(np.float64)
 
 
-def feature_counts(X, y: np.ndarray, n_classes: int) -> np.ndarray:
-    """Per-class column sums of X: N_kj = Σ_{i: y_i = k} X_ij, shape (n_classes, n_features).
+def feature_counts(X, y: np.ndarray, n_classes: int, weights=None) -> np.ndarray:
+    """Per-class column sums of X: N_kj = Σ_{i: y_i = k} w_i X_ij, shape (n_classes, n_features).
 
     The counts make up a sufficient statistic for both naive Bayes event models (for binary X
-    they count documents containing feature j). Sparse X is read in one pass over its
+    they count documents containing feature j); ``weights`` w_i (default 1) count row i w_i
+    times, as scikit-learn's ``_BaseDiscreteNB`` does. Sparse X is read in one pass over its
     non-zeros and never densified.
     """
     n_features = X.shape[1]
     if sp.issparse(X):
         # Flat (class, feature) bin of every stored entry: the row's class offset, repeated
         # over the row's non-zeros, plus the column.
+        row_nonzeros = np.diff(X.indptr)
         offsets = np.asarray(y, dtype=np.int64) * n_features
-        flat = np.repeat(offsets, np.diff(X.indptr)) + X.indices
-        counts = np.bincount(flat, weights=X.data, minlength=n_classes * n_features)
+        flat = np.repeat(offsets, row_nonzeros) + X.indices
+        values = X.data if weights is None else X.data * np.repeat(weights, row_nonzeros)
+        counts = np.bincount(flat, weights=values, minlength=n_classes * n_features)
         return counts.reshape(n_classes, n_features)
     counts = np.zeros((n_classes, n_features))
-    np.add.at(counts, y, X)
+    np.add.at(counts, y, X if weights is None else X * np.asarray(weights)[:, None])
     return counts
 
 
-def category_counts(X, y: np.ndarray, n_classes: int, n_categories: np.ndarray) -> np.ndarray:
-    """Counts N_k,n,c of category c of feature n within class k, zero-padded to the widest feature.
+def category_counts(
+    X, y: np.ndarray, n_classes: int, n_categories: np.ndarray, weights=None
+) -> np.ndarray:
+    """Counts N_k,n,c of category c of feature n within class k, zero-padded to the widest feature
+    (with ``weights``, the sum of the weights of those rows).
 
     Returns
     -------
@@ -91,19 +97,30 @@ def category_counts(X, y: np.ndarray, n_classes: int, n_categories: np.ndarray) 
     n_features = codes.shape[1]
     width = int(n_categories.max())
     flat = (y[:, None] * n_features + np.arange(n_features)) * width + codes
-    counts = np.bincount(flat.ravel(), minlength=n_classes * n_features * width)
+    cell_weights = None if weights is None else np.repeat(weights, n_features)
+    counts = np.bincount(
+        flat.ravel(), weights=cell_weights, minlength=n_classes * n_features * width
+    )
     return counts.reshape(n_classes, n_features, width).astype(np.float64)
 
 
+def class_means(X, y: np.ndarray, n_classes: int, weights=None) -> np.ndarray:
+    """(Weighted) class means x̄_k, shape (n_classes, n_features); 0 for a class of weight 0
+    (a class given to ``partial_fit`` that has no rows yet)."""
+    total = class_counts(y, n_classes, weights)
+    sums = feature_counts(X, y, n_classes, weights)
+    return sums / np.where(total > 0, total, 1.0)[:, None]
+
+
 def class_means_and_scatter(
-    X: np.ndarray, y: np.ndarray, n_classes: int
+    X: np.ndarray, y: np.ndarray, n_classes: int, weights=None
 ) -> tuple[np.ndarray, np.ndarray]:
     """Class means x̄_k (n_classes, n_features) and the pooled within-class scatter
-    S = Σ_i (x_i - x̄_{y_i})(x_i - x̄_{y_i})ᵀ (n_features, n_features)."""
-    counts = class_counts(y, n_classes)
-    means = feature_counts(X, y, n_classes) / counts[:, None]
+    S = Σ_i w_i (x_i - x̄_{y_i})(x_i - x̄_{y_i})ᵀ (n_features, n_features), w_i = 1 by default."""
+    means = class_means(X, y, n_classes, weights)
     centered = X - means[y]
-    return means, centered.T @ centered
+    weighted = centered if weights is None else centered * np.asarray(weights)[:, None]
+    return means, weighted.T @ centered
 
 
 # --------------------------------------------------------------------------------------------

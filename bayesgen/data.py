@@ -45,6 +45,8 @@ class TrainingData:
         Feature names (DataFrame columns, a vocabulary, or ``x0, x1, ...``).
     names_given : bool
         Whether the feature names came with the data (DataFrame columns) rather than by default.
+    sample_weight : ndarray of shape (n_samples,) or None
+        Positive float64 weights of the rows (see :mod:`bayesgen.statistics`); None: all 1.
     """
 
     X: np.ndarray | sp.csr_array
@@ -52,6 +54,7 @@ class TrainingData:
     classes: np.ndarray
     feature_names: np.ndarray
     names_given: bool
+    sample_weight: np.ndarray | None = None
 
     @property
     def n_samples(self) -> int:

@@ -50,7 +50,15 @@ class NormalInverseWishart:
 
     def resolve(self, X: np.ndarray, feature_names) -> dict:
         """Fill the data-dependent defaults; returns m₀, κ₀, ν₀, Ψ₀ as arrays."""
-        n_features = X.shape[1]
+        return self.resolve_moments(X.mean(axis=0), X.var(axis=0), feature_names)
+
+    def resolve_moments(self, data_mean, data_variance, feature_names) -> dict:
+        """:meth:`resolve` from the data's overall mean and variance of each feature alone
+        (which the sufficient statistics give, see :func:`overall_moments`: so a fit merged
+        from chunks, or with sample weights, resolves the same prior as one on all rows)."""
+        data_mean = np.asarray(data_mean, dtype=np.float64)
+        variance = np.asarray(data_variance, dtype=np.float64)
+        n_features = data_mean.shape[0]
         dof = float(n_features + 2 if self.dof is None else self.dof)
         if dof <= n_features - 1:
             raise ValueError(
@@ -58,10 +66,9 @@ class NormalInverseWishart:
             )
         if not self.kappa > 0:
             raise ValueError(f"prior kappa: expected κ₀ > 0; got {self.kappa}.")
-        mean = X.mean(axis=0) if self.mean is None else np.asarray(self.mean, dtype=np.float64)
+        mean = data_mean if self.mean is None else np.asarray(self.mean, dtype=np.float64)
         if self.scale is None:
-            variance = X.var(axis=0)
-            constant = np.flatnonzero(variance <= 1e-12 * (X.mean(axis=0) ** 2 + 1e-300))
+            constant = np.flatnonzero(variance <= 1e-12 * (data_mean**2 + 1e-300))
             if constant.size:
                 names = [str(feature_names[j]) for j in constant[:10]]
                 raise ValueError(
@@ -82,6 +89,46 @@ class NormalInverseWishart:
         if not np.allclose(scale, scale.T) or np.linalg.eigvalsh(scale).min() <= 0:
             raise ValueError("prior scale: expected a symmetric positive-definite matrix Ψ₀.")
         return {"mean": mean, "kappa": float(self.kappa), "dof": dof, "scale": scale}
+
+
+def overall_moments(class_count, class_mean, scatter) -> tuple[np.ndarray, np.ndarray]:
+    """The overall mean and (population) variance of each feature, from the class counts N_k,
+    class means x̄_k and the within-class scatter (D, D) pooled, or (K, D, D) one per class.
+
+    mean = Σ_k N_k x̄_k / N and variance = (diag S + Σ_k N_k (x̄_k − mean)²) / N: what
+    ``X.mean(axis=0)`` and ``X.var(axis=0)`` give on the rows (weighted rows alike).
+    """
+    count = np.asarray(class_count, dtype=np.float64)
+    total = count.sum()
+    mean = count @ class_mean / total
+    within = np.diagonal(scatter, axis1=-2, axis2=-1)
+    within = within.sum(axis=0) if within.ndim == 2 else within
+    between = count @ np.square(class_mean - mean)
+    return mean, (within + between) / total
+
+
+def merge_class_moments(first: tuple, second: tuple) -> tuple[np.ndarray, ...]:
+    """Class counts, means and scatters of two sets of rows, merged (Chan et al.'s parallel
+    update of Welford's algorithm).
+
+    Each argument is ``(count (K,), mean (K, D), scatter)`` with the scatter pooled over the
+    classes (D, D) or one per class (K, D, D). Per class, with n = n_a + n_b and
+    δ = x̄_b − x̄_a: x̄ = x̄_a + δ n_b / n and S = S_a + S_b + (n_a n_b / n) δ δᵀ; a pooled
+    scatter adds every class's term. A class without weight in both keeps mean 0.
+    """
+    count_a, mean_a, scatter_a = (np.asarray(part, dtype=np.float64) for part in first)
+    count_b, mean_b, scatter_b = (np.asarray(part, dtype=np.float64) for part in second)
+    count = count_a + count_b
+    safe = np.where(count > 0, count, 1.0)
+    delta = mean_b - mean_a
+    mean = mean_a + delta * (count_b / safe)[:, None]
+    # A class present on one side only takes that side's mean exactly (no rounding of δ).
+    mean = np.where(
+        (count_a == 0)[:, None], mean_b, np.where((count_b == 0)[:, None], mean_a, mean)
+    )
+    shift = np.einsum("k,ki,kj->kij", count_a * count_b / safe, delta, delta)
+    scatter = scatter_a + scatter_b + (shift.sum(axis=0) if scatter_a.ndim == 2 else shift)
+    return count, mean, scatter
 
 
 def niw_posterior(class_count, class_mean, scatter, prior: dict) -> dict:

@@ -8,12 +8,13 @@ import numpy as np
 import pandas as pd
 
 
-def check_labels(y) -> tuple[np.ndarray, np.ndarray]:
+def check_labels(y, *, min_classes: int = 2) -> tuple[np.ndarray, np.ndarray]:
     """Validate class labels and encode them as integer codes.
 
     Labels must be all integers (or integer-valued floats), all strings or all booleans. A
     column vector of shape (n_samples, 1) is accepted as it is; warning about it (as
-    scikit-learn's ``DataConversionWarning``) is left to the caller.
+    scikit-learn's ``DataConversionWarning``) is left to the caller. ``min_classes=1`` accepts
+    one class (a chunk of ``partial_fit``, whose classes were given up front).
 
     Returns
     -------
@@ -25,7 +26,7 @@ def check_labels(y) -> tuple[np.ndarray, np.ndarray]:
     ------
     ValueError, TypeError
         For missing labels, a mix of label types, bytes, NUL characters, continuous values,
-        more than one column, or fewer than two classes.
+        more than one column, or fewer than ``min_classes`` classes.
     """
     if y is None:
         # ValueError with scikit-learn's words, which its estimator checks look for.
@@ -73,7 +74,7 @@ def check_labels(y) -> tuple[np.ndarray, np.ndarray]:
             + (" (Unknown label type)." if values.dtype.kind == "c" else ".")
         )
     classes, codes = np.unique(values, return_inverse=True)
-    if classes.size < 2:
+    if classes.size < min_classes:
         raise ValueError(
             f"y: a classifier needs at least two classes; got only one class {classes[0].item()!r}."
         )

@@ -53,12 +53,12 @@ class BernoulliFamily(NaiveBayesFamily):
 
     def feature_statistics(self, data: TrainingData, class_count: np.ndarray) -> FeatureStatistics:
         # For binary X the column sums count the samples containing each feature.
-        return FeatureStatistics(
-            dims=("class", "feature"),
-            counts=cf.feature_counts(data.X, data.y, len(data.classes)),
-            totals=class_count[:, None],
-            n_outcomes=2,
-        )
+        counts = cf.feature_counts(data.X, data.y, len(data.classes), data.sample_weight)
+        return FeatureStatistics(dims=("class", "feature"), counts=counts)
+
+    def smoothing_terms(self, statistics: xr.Dataset):
+        """The rows of a class having a feature over the class's rows: two outcomes."""
+        return statistics["class_count"].values[:, None], 2, None
 
     def plug_in_log_joint(self, estimates: xr.Dataset, X) -> tuple[np.ndarray, np.ndarray | None]:
         class_order, log_class = self.class_log_terms(estimates)

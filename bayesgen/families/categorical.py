@@ -73,20 +73,49 @@ class CategoricalFamily(NaiveBayesFamily):
         """
         n_classes = len(data.classes)
         n_categories = _resolve_n_categories(data.X, n_categories, n_classes, data.feature_names)
-        counts = cf.category_counts(data.X, data.y, n_classes, n_categories)
+        counts = cf.category_counts(data.X, data.y, n_classes, n_categories, data.sample_weight)
         mask = np.arange(counts.shape[-1]) < n_categories[:, None]
         return FeatureStatistics(
             dims=("class", "feature", "category"),
             counts=counts,
-            totals=class_count[:, None, None],
-            n_outcomes=n_categories[:, None],
-            mask=mask,
             variables={
                 "n_categories": (("feature",), n_categories),
                 "category_mask": (("feature", "category"), mask),
             },
             coords={"category": np.arange(counts.shape[-1])},
         )
+
+    def smoothing_terms(self, statistics: xr.Dataset):
+        """Each (class, feature)'s category counts over the class's rows, K_n real outcomes;
+        the padding cells get probability 0."""
+        return (
+            statistics["class_count"].values[:, None, None],
+            statistics["n_categories"].values[:, None],
+            statistics["category_mask"].values,
+        )
+
+    def aligned_statistics(
+        self, first: xr.Dataset, second: xr.Dataset
+    ) -> tuple[xr.Dataset, xr.Dataset]:
+        """Both padded to the wider category axis, each feature then having the larger of its
+        two K_n: chunks whose default K_n (largest code + 1) differ merge into the K_n of all
+        their rows, as one fit on them would give."""
+        width = max(first.sizes["category"], second.sizes["category"])
+        n_categories = np.maximum(first["n_categories"].values, second["n_categories"].values)
+        mask = np.arange(width) < n_categories[:, None]
+
+        def widen(statistics: xr.Dataset) -> xr.Dataset:
+            counts = statistics["feature_count"].values
+            padded = np.zeros((*counts.shape[:2], width))
+            padded[..., : counts.shape[-1]] = counts
+            out = statistics.drop_vars(["feature_count", "category_mask", "category"])
+            out = out.assign_coords(category=np.arange(width))
+            out["n_categories"] = (("feature",), n_categories)
+            out["category_mask"] = (("feature", "category"), mask)
+            out["feature_count"] = (("class", "feature", "category"), padded)
+            return out
+
+        return widen(first), widen(second)
 
     def prediction_features(self, estimates: xr.Dataset, X):
         """Validate X as :class:`Family` does, and refuse codes beyond a feature's K_n."""

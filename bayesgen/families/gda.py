@@ -33,10 +33,9 @@ from bayesgen.closed_form import (
     linear_log_likelihood,
     niw_posterior,
 )
-from bayesgen.data import check_training_data
 from bayesgen.families import base
 from bayesgen.families.evidence import gaussian_log_evidence
-from bayesgen.gaussian import niw_leave_one_out_log_density
+from bayesgen.gaussian import niw_leave_one_out_log_density, overall_moments
 
 if TYPE_CHECKING:
     import pymc as pm
@@ -151,8 +150,11 @@ class GaussianFamily(base.Family):
         class_alpha: float = 1.0,
         prior: NormalInverseWishart | None = DEFAULT_PRIOR,
         feature_names=None,
+        sample_weight=None,
     ) -> xr.Dataset:
         """Closed-form Gaussian discriminant analysis with one shared covariance Σ.
+
+        :meth:`sufficient_statistics` of the rows, then :meth:`from_statistics`.
 
         Parameters
         ----------
@@ -167,6 +169,8 @@ class GaussianFamily(base.Family):
             With ``None`` they are the maximum-likelihood estimates.
         feature_names : sequence of str, optional
             Names of the columns of X; default DataFrame column names or ``x0, x1, ...``.
+        sample_weight : array-like of shape (n_samples,), optional
+            Finite weights ≥ 0: row i counts w_i times (see :mod:`bayesgen.statistics`).
 
         Returns
         -------
@@ -177,33 +181,84 @@ class GaussianFamily(base.Family):
             θ = Σ⁻¹(μ₁ - μ₀) and ``intercept`` θ₀ = -½(μ₁ᵀΣ⁻¹μ₁ - μ₀ᵀΣ⁻¹μ₀) + log(φ / (1 - φ));
             for K classes ``coef`` w_k = Σ⁻¹μ_k and ``intercept`` b_k = -½ μ_kᵀΣ⁻¹μ_k + log π_k.
         """
+        class_alpha = check_smoothing(class_alpha, "class_alpha")  # before the data are read
+        statistics = self.sufficient_statistics(
+            X, y, feature_names=feature_names, sample_weight=sample_weight
+        )
+        return self.from_statistics(statistics, class_alpha=class_alpha, prior=prior)
+
+    def sufficient_statistics(
+        self, X, y, *, feature_names=None, sample_weight=None, classes=None
+    ) -> xr.Dataset:
+        """The (weighted) class counts N_k, class means x̄_k and pooled within-class scatter
+        S = Σ_i w_i (x_i − x̄_{y_i})(x_i − x̄_{y_i})ᵀ of X, y (see :mod:`bayesgen.statistics`);
+        ``classes`` (``partial_fit``) fixes the class coordinate, a class without rows having
+        N_k = 0 and x̄_k = 0."""
+        from bayesgen.statistics import training_data
+
+        data = training_data(
+            X,
+            y,
+            kind=self.feature_kind,
+            feature_names=feature_names,
+            sample_weight=sample_weight,
+            classes=classes,
+        )
+        n_classes = len(data.classes)
+        count = class_counts(data.y, n_classes, data.sample_weight)
+        mean, scatter = class_means_and_scatter(data.X, data.y, n_classes, data.sample_weight)
+        from bayesgen.statistics import gaussian_statistics_dataset
+
+        return gaussian_statistics_dataset(self.name, data, count, mean, scatter)
+
+    def merge_statistics(self, first: xr.Dataset, second: xr.Dataset) -> xr.Dataset:
+        """The statistics of the union of two sets of rows: counts add, class means and the
+        pooled scatter by Chan's parallel update (:func:`bayesgen.gaussian.merge_class_moments`)."""
+        from bayesgen.statistics import merge_gaussian_statistics
+
+        return merge_gaussian_statistics(self, first, second)
+
+    def from_statistics(
+        self,
+        statistics: xr.Dataset,
+        *,
+        class_alpha: float = 1.0,
+        prior: NormalInverseWishart | None = DEFAULT_PRIOR,
+    ) -> xr.Dataset:
+        """The closed-form estimates of :meth:`fit` from sufficient statistics alone.
+
+        The data-centred defaults of ``prior`` (m₀, Ψ₀) come from the overall mean and
+        variance that the statistics give (:func:`bayesgen.gaussian.overall_moments`).
+        """
         class_alpha = check_smoothing(class_alpha, "class_alpha")
-        data = check_training_data(X, y, kind=self.feature_kind, feature_names=feature_names)
-        n_classes, n_features = len(data.classes), data.n_features
-        count = class_counts(data.y, n_classes)
-        mean, scatter = class_means_and_scatter(data.X, data.y, n_classes)
-        cov_mle = scatter / data.n_samples
+        count = statistics["class_count"].values
+        mean = statistics["class_mean"].values
+        scatter = statistics["scatter"].values
+        n_classes, n_features = statistics.sizes["class"], statistics.sizes["feature"]
+        n_samples = count.sum()
+        feature_names = statistics["feature"].values
+        cov_mle = scatter / n_samples
         variables = {
             "class_count": (("class",), count),
             "class_mean": (("class", "feature"), mean),
             "scatter": (("feature", "feature2"), scatter),
-            "class_prob": (("class",), add_lambda(count, data.n_samples, class_alpha, n_classes)),
-            "class_prob_mle": (("class",), count / data.n_samples),
-            "mu_mle": (("class", "feature"), mean),
+            "class_prob": (("class",), add_lambda(count, n_samples, class_alpha, n_classes)),
+            "class_prob_mle": (("class",), count / n_samples),
+            "mu_mle": (("class", "feature"), np.where((count > 0)[:, None], mean, np.nan)),
             "cov_mle": (("feature", "feature2"), cov_mle),
         }
         attrs = {
             "model": self.name,
             "class_alpha": class_alpha,
-            "n_samples": data.n_samples,
-            "feature_names_given": int(data.names_given),
+            "n_samples": statistics.attrs["n_samples"],
+            "feature_names_given": statistics.attrs["feature_names_given"],
             "prior": "none" if prior is None else "normal_inverse_wishart",
         }
         if prior is None:
-            check_pooled_covariance(scatter, count, data.feature_names, class_mean=mean)
+            check_pooled_covariance(scatter, count, feature_names, class_mean=mean)
             mu, cov = mean, cov_mle
         else:
-            resolved = prior.resolve(data.X, data.feature_names)
+            resolved = prior.resolve_moments(*overall_moments(count, mean, scatter), feature_names)
             posterior = niw_posterior(count, mean, scatter, resolved)
             mu = posterior["mean"]
             cov = posterior["scale"] / (posterior["dof"] - n_features - 1)
@@ -214,9 +269,9 @@ class GaussianFamily(base.Family):
         variables["cov"] = (("feature", "feature2"), cov)
         variables.update(_linear_form_variables(variables["class_prob"][1], mu, cov))
         coords = {
-            "class": data.classes,
-            "feature": data.feature_names,
-            "feature2": data.feature_names,
+            "class": statistics["class"].values,
+            "feature": feature_names,
+            "feature2": feature_names,
         }
         return xr.Dataset(variables, coords=coords, attrs=attrs)
 

@@ -48,13 +48,13 @@ class MultinomialFamily(NaiveBayesFamily):
     }
 
     def feature_statistics(self, data: TrainingData, class_count: np.ndarray) -> FeatureStatistics:
-        counts = cf.feature_counts(data.X, data.y, len(data.classes))
-        return FeatureStatistics(
-            dims=("class", "feature"),
-            counts=counts,
-            totals=counts.sum(axis=1, keepdims=True),
-            n_outcomes=data.n_features,
-        )
+        counts = cf.feature_counts(data.X, data.y, len(data.classes), data.sample_weight)
+        return FeatureStatistics(dims=("class", "feature"), counts=counts)
+
+    def smoothing_terms(self, statistics: xr.Dataset):
+        """Each class's word counts over its total, V = n_features outcomes."""
+        counts = statistics["feature_count"].values
+        return counts.sum(axis=1, keepdims=True), counts.shape[1], None
 
     def plug_in_log_joint(self, estimates: xr.Dataset, X) -> tuple[np.ndarray, np.ndarray | None]:
         class_order, log_class = self.class_log_terms(estimates)

@@ -24,7 +24,7 @@ import xarray as xr
 
 from bayesgen import closed_form as cf
 from bayesgen import hyperprior
-from bayesgen.data import TrainingData, check_training_data
+from bayesgen.data import TrainingData
 from bayesgen.families.base import (
     Family,
     TopParameters,
@@ -41,18 +41,15 @@ from bayesgen.hyperprior import has_alpha_prior
 
 @dataclass
 class FeatureStatistics:
-    """The feature part of a naive Bayes fit, as a subclass's hook returns it.
+    """The feature part of a naive Bayes fit's statistics, as a subclass's hook returns it.
 
-    ``feature_prob`` is add-λ of ``counts`` over ``totals`` with ``n_outcomes`` outcomes per
-    simplex; where ``mask`` is given, cells outside it (padding) get probability 0.
-    ``variables`` and ``coords`` are stored besides (before ``feature_count``).
+    ``counts`` become ``feature_count`` (dims ``dims``); ``variables`` and ``coords`` are
+    stored besides (before ``feature_count``). The add-λ estimate over them comes from the
+    statistics alone (:meth:`NaiveBayesFamily.smoothing_terms`).
     """
 
     dims: tuple[str, ...]
     counts: np.ndarray
-    totals: np.ndarray
-    n_outcomes: object
-    mask: np.ndarray | None = None
     variables: dict[str, Variable] = field(default_factory=dict)
     coords: dict[str, np.ndarray] = field(default_factory=dict)
 
@@ -99,9 +96,12 @@ class NaiveBayesFamily(Family):
         alpha: float = 1.0,
         class_alpha: float = 1.0,
         feature_names=None,
+        sample_weight=None,
         **model_options,
     ) -> xr.Dataset:
         """Sufficient statistics and closed-form estimates of the model fitted to X, y.
+
+        :meth:`sufficient_statistics` of the rows, then :meth:`from_statistics`.
 
         Parameters
         ----------
@@ -112,6 +112,8 @@ class NaiveBayesFamily(Family):
         class_alpha : float, default 1.0
             Smoothing for the class prior; 0 gives N_k / N.
         feature_names : sequence of str, optional
+        sample_weight : array-like of shape (n_samples,), optional
+            Finite weights ≥ 0: row i counts w_i times (see :mod:`bayesgen.statistics`).
         **model_options
             ``binarize`` for binary features; the rest go to :meth:`feature_statistics`
             (e.g. the categorical model's ``n_categories``).
@@ -121,53 +123,147 @@ class NaiveBayesFamily(Family):
         xarray.Dataset
             ``class_count``, ``class_prob``, ``class_prob_mle``, the model's statistics,
             ``feature_count``, ``feature_prob`` (add-λ) and ``feature_prob_mle``; attrs record
-            the model, λ, a, the number of samples and whether feature names were given.
+            the model, λ, a, the number of samples (the total weight) and whether feature
+            names were given.
         """
         alpha = cf.check_smoothing(alpha, "alpha")
         class_alpha = cf.check_smoothing(class_alpha, "class_alpha")
+        statistics = self.sufficient_statistics(
+            X, y, feature_names=feature_names, sample_weight=sample_weight, **model_options
+        )
+        return self.from_statistics(statistics, alpha=alpha, class_alpha=class_alpha)
+
+    def sufficient_statistics(
+        self,
+        X,
+        y,
+        *,
+        feature_names=None,
+        sample_weight=None,
+        classes=None,
+        **model_options,
+    ) -> xr.Dataset:
+        """The (weighted) class counts and the model's feature counts of X, y.
+
+        As scikit-learn's ``_BaseDiscreteNB._count``, with the weighted one-hot Y:
+        ``class_count`` = Yᵀ1 and ``feature_count`` = YᵀX. ``classes`` (``partial_fit``)
+        fixes the class coordinate; y may then hold only some of them.
+
+        Returns
+        -------
+        xarray.Dataset
+            The variables of :attr:`statistics` and attrs ``model``, ``n_samples`` (the total
+            weight), ``feature_names_given`` (and ``binarize``).
+        """
+        from bayesgen.statistics import total_weight, training_data
+
         # Only binary features have a threshold; elsewhere binarize stays in model_options,
         # and the hook refuses it as an unexpected keyword.
         binarize = model_options.pop("binarize", None) if self.feature_kind == "binary" else None
-        data = check_training_data(
-            X, y, kind=self.feature_kind, binarize=binarize, feature_names=feature_names
+        data = training_data(
+            X,
+            y,
+            kind=self.feature_kind,
+            binarize=binarize,
+            feature_names=feature_names,
+            sample_weight=sample_weight,
+            classes=classes,
         )
-        n_classes = len(data.classes)
-        class_count = cf.class_counts(data.y, n_classes)
-        coords = {"class": data.classes, "feature": data.feature_names}
-        variables = {
-            "class_count": (("class",), class_count),
-            "class_prob": (
-                ("class",),
-                cf.add_lambda(class_count, data.n_samples, class_alpha, n_classes),
-            ),
-            "class_prob_mle": (("class",), class_count / data.n_samples),
-        }
+        class_count = cf.class_counts(data.y, len(data.classes), data.sample_weight)
         features = self.feature_statistics(data, class_count, **model_options)
-        coords.update(features.coords)
+        variables = {"class_count": (("class",), class_count)}
         variables.update(features.variables)
-        prob = cf.add_lambda(features.counts, features.totals, alpha, features.n_outcomes)
-        prob_mle = cf.add_lambda(features.counts, features.totals, 0.0, features.n_outcomes)
-        if features.mask is not None:
-            prob = np.where(features.mask, prob, 0.0)
-            prob_mle = np.where(features.mask, prob_mle, 0.0)
         variables["feature_count"] = (features.dims, features.counts)
-        variables["feature_prob"] = (features.dims, prob)
-        variables["feature_prob_mle"] = (features.dims, prob_mle)
+        coords = {"class": data.classes, "feature": data.feature_names, **features.coords}
         attrs = {
             "model": self.name,
-            "alpha": alpha,
-            "class_alpha": class_alpha,
-            "n_samples": data.n_samples,
+            "n_samples": total_weight(class_count),
             "feature_names_given": int(data.names_given),
         }
         if binarize is not None:
             attrs["binarize"] = float(binarize)
         return xr.Dataset(variables, coords=coords, attrs=attrs)
 
+    def from_statistics(
+        self, statistics: xr.Dataset, *, alpha: float = 1.0, class_alpha: float = 1.0
+    ) -> xr.Dataset:
+        """The closed-form estimates from sufficient statistics alone (:meth:`fit`'s result).
+
+        Parameters
+        ----------
+        statistics : xarray.Dataset
+            From :meth:`sufficient_statistics` or :meth:`merge_statistics` (any fit holds
+            them too).
+        alpha, class_alpha : float
+            λ and a.
+        """
+        alpha = cf.check_smoothing(alpha, "alpha")
+        class_alpha = cf.check_smoothing(class_alpha, "class_alpha")
+        class_count = statistics["class_count"].values
+        n_classes, n_samples = class_count.size, class_count.sum()
+        variables = {
+            "class_count": (("class",), class_count),
+            "class_prob": (
+                ("class",),
+                cf.add_lambda(class_count, n_samples, class_alpha, n_classes),
+            ),
+            "class_prob_mle": (("class",), class_count / n_samples),
+        }
+        for name in self.statistics:
+            if name not in ("class_count", "feature_count"):
+                variables[name] = statistics[name]
+        counts = statistics["feature_count"]
+        totals, n_outcomes, mask = self.smoothing_terms(statistics)
+        prob = cf.add_lambda(counts.values, totals, alpha, n_outcomes)
+        prob_mle = cf.add_lambda(counts.values, totals, 0.0, n_outcomes)
+        if mask is not None:
+            prob = np.where(mask, prob, 0.0)
+            prob_mle = np.where(mask, prob_mle, 0.0)
+        variables["feature_count"] = counts
+        variables["feature_prob"] = (counts.dims, prob)
+        variables["feature_prob_mle"] = (counts.dims, prob_mle)
+        attrs = {"model": self.name, "alpha": alpha, "class_alpha": class_alpha}
+        attrs["n_samples"] = statistics.attrs["n_samples"]
+        attrs["feature_names_given"] = statistics.attrs["feature_names_given"]
+        if "binarize" in statistics.attrs:
+            attrs["binarize"] = statistics.attrs["binarize"]
+        return xr.Dataset(variables, coords=statistics.coords, attrs=attrs)
+
+    def merge_statistics(self, first: xr.Dataset, second: xr.Dataset) -> xr.Dataset:
+        """The statistics of the union of two sets of rows: the counts add.
+
+        Both must have the same classes and features (:func:`bayesgen.statistics.check_mergeable`);
+        a subclass whose statistics have more structure (the categorical model's categories)
+        aligns them first (:meth:`aligned_statistics`).
+        """
+        from bayesgen.statistics import check_mergeable, total_weight
+
+        check_mergeable(first, second)
+        first, second = self.aligned_statistics(first, second)
+        merged = first[list(self.statistics)].copy()
+        for name in ("class_count", "feature_count"):
+            # Plain arrays: the coords were checked equal, and xarray would align them anyway.
+            merged[name] = (first[name].dims, first[name].values + second[name].values)
+        merged.attrs = dict(first.attrs)
+        merged.attrs["n_samples"] = total_weight(merged["class_count"].values)
+        return merged
+
+    def aligned_statistics(
+        self, first: xr.Dataset, second: xr.Dataset
+    ) -> tuple[xr.Dataset, xr.Dataset]:
+        """Two statistics Datasets brought to the same shape before their counts add
+        (default: as they are)."""
+        return first, second
+
+    def smoothing_terms(self, statistics: xr.Dataset):
+        """``(totals, n_outcomes, mask)`` of add-λ over the feature counts: ``feature_prob`` =
+        (count + λ) / (total + n_outcomes λ), and 0 outside ``mask`` (None: everywhere)."""
+        raise NotImplementedError
+
     def feature_statistics(
         self, data: TrainingData, class_count: np.ndarray, **options
     ) -> FeatureStatistics:
-        """The feature counts of checked training data, with their totals and outcomes."""
+        """The (weighted, ``data.sample_weight``) feature counts of checked training data."""
         raise NotImplementedError
 
     def class_log_terms(self, estimates: xr.Dataset) -> tuple[np.ndarray, np.ndarray]:

@@ -32,16 +32,15 @@ from bayesgen.closed_form import (
     add_lambda,
     check_smoothing,
     class_counts,
-    feature_counts,
+    class_means,
     gaussian_log_joint,
     gaussian_rows,
     niw_posterior,
 )
-from bayesgen.data import check_training_data
 from bayesgen.families import base
 from bayesgen.families.evidence import gaussian_log_evidence
 from bayesgen.families.gda import standardised_problem
-from bayesgen.gaussian import niw_leave_one_out_log_density
+from bayesgen.gaussian import niw_leave_one_out_log_density, overall_moments
 
 if TYPE_CHECKING:
     import pymc as pm
@@ -127,8 +126,11 @@ class QuadraticFamily(base.Family):
         class_alpha: float = 1.0,
         prior: NormalInverseWishart | None = DEFAULT_PRIOR,
         feature_names=None,
+        sample_weight=None,
     ) -> xr.Dataset:
         """Closed-form quadratic discriminant analysis, one covariance Σ_k per class.
+
+        :meth:`sufficient_statistics` of the rows, then :meth:`from_statistics`.
 
         Parameters
         ----------
@@ -144,6 +146,8 @@ class QuadraticFamily(base.Family):
             x̄_k and S_k / N_k, which need more samples than features in every class.
         feature_names : sequence of str, optional
             Names of the columns of X; default DataFrame column names or ``x0, x1, ...``.
+        sample_weight : array-like of shape (n_samples,), optional
+            Finite weights ≥ 0: row i counts w_i times (see :mod:`bayesgen.statistics`).
 
         Returns
         -------
@@ -159,35 +163,85 @@ class QuadraticFamily(base.Family):
             (no more samples than features, or features constant or collinear within it);
             with a prior, for a class whose E[Σ_k] does not exist (ν₀ + N_k ≤ D + 1).
         """
+        class_alpha = check_smoothing(class_alpha, "class_alpha")  # before the data are read
+        statistics = self.sufficient_statistics(
+            X, y, feature_names=feature_names, sample_weight=sample_weight
+        )
+        return self.from_statistics(statistics, class_alpha=class_alpha, prior=prior)
+
+    def sufficient_statistics(
+        self, X, y, *, feature_names=None, sample_weight=None, classes=None
+    ) -> xr.Dataset:
+        """The (weighted) class counts N_k, class means x̄_k and class scatters
+        S_k = Σ_{i: y_i = k} w_i (x_i − x̄_k)(x_i − x̄_k)ᵀ of X, y (see
+        :mod:`bayesgen.statistics`); ``classes`` (``partial_fit``) fixes the class
+        coordinate, a class without rows having N_k = 0, x̄_k = 0 and S_k = 0."""
+        from bayesgen.statistics import training_data
+
+        data = training_data(
+            X,
+            y,
+            kind=self.feature_kind,
+            feature_names=feature_names,
+            sample_weight=sample_weight,
+            classes=classes,
+        )
+        n_classes = len(data.classes)
+        count = class_counts(data.y, n_classes, data.sample_weight)
+        mean, scatter = class_means_and_scatters(data.X, data.y, n_classes, data.sample_weight)
+        from bayesgen.statistics import gaussian_statistics_dataset
+
+        return gaussian_statistics_dataset(self.name, data, count, mean, scatter)
+
+    def merge_statistics(self, first: xr.Dataset, second: xr.Dataset) -> xr.Dataset:
+        """The statistics of the union of two sets of rows: counts add, each class's mean and
+        scatter by Chan's parallel update (:func:`bayesgen.gaussian.merge_class_moments`)."""
+        from bayesgen.statistics import merge_gaussian_statistics
+
+        return merge_gaussian_statistics(self, first, second)
+
+    def from_statistics(
+        self,
+        statistics: xr.Dataset,
+        *,
+        class_alpha: float = 1.0,
+        prior: NormalInverseWishart | None = DEFAULT_PRIOR,
+    ) -> xr.Dataset:
+        """The closed-form estimates of :meth:`fit` from sufficient statistics alone; the
+        data-centred defaults of ``prior`` come from the overall moments the statistics give
+        (:func:`bayesgen.gaussian.overall_moments`)."""
         class_alpha = check_smoothing(class_alpha, "class_alpha")
-        data = check_training_data(X, y, kind=self.feature_kind, feature_names=feature_names)
-        n_classes, n_features = len(data.classes), data.n_features
-        count = class_counts(data.y, n_classes)
-        mean, scatter = class_means_and_scatters(data.X, data.y, n_classes)
-        cov_mle = scatter / count[:, None, None]
+        count = statistics["class_count"].values
+        mean = statistics["class_mean"].values
+        scatter = statistics["scatter"].values
+        classes, feature_names = statistics["class"].values, statistics["feature"].values
+        n_classes, n_features = statistics.sizes["class"], statistics.sizes["feature"]
+        n_samples = count.sum()
+        with np.errstate(invalid="ignore", divide="ignore"):  # NaN for a class without rows
+            cov_mle = scatter / count[:, None, None]
         variables = {
             "class_count": (("class",), count),
             "class_mean": (("class", "feature"), mean),
             "scatter": (("class", "feature", "feature2"), scatter),
-            "class_prob": (("class",), add_lambda(count, data.n_samples, class_alpha, n_classes)),
-            "class_prob_mle": (("class",), count / data.n_samples),
-            "mu_mle": (("class", "feature"), mean),
+            "class_prob": (("class",), add_lambda(count, n_samples, class_alpha, n_classes)),
+            "class_prob_mle": (("class",), count / n_samples),
+            "mu_mle": (("class", "feature"), np.where((count > 0)[:, None], mean, np.nan)),
             "cov_mle": (("class", "feature", "feature2"), cov_mle),
         }
         attrs = {
             "model": self.name,
             "class_alpha": class_alpha,
-            "n_samples": data.n_samples,
-            "feature_names_given": int(data.names_given),
+            "n_samples": statistics.attrs["n_samples"],
+            "feature_names_given": statistics.attrs["feature_names_given"],
             "prior": "none" if prior is None else "normal_inverse_wishart",
         }
         if prior is None:
-            _check_class_covariances(count, mean, scatter, data.classes, data.feature_names)
+            _check_class_covariances(count, mean, scatter, classes, feature_names)
             mu, cov = mean, cov_mle
         else:
-            resolved = prior.resolve(data.X, data.feature_names)
+            resolved = prior.resolve_moments(*overall_moments(count, mean, scatter), feature_names)
             posterior = per_class_niw_posterior(count, mean, scatter, resolved)
-            _check_mean_covariance_exists(posterior["dof"], count, data.classes, resolved)
+            _check_mean_covariance_exists(posterior["dof"], count, classes, resolved)
             mu = posterior["mean"]
             cov = posterior["scale"] / (posterior["dof"] - n_features - 1)[:, None, None]
             variables["prior_mean"] = (("feature",), resolved["mean"])
@@ -195,11 +249,7 @@ class QuadraticFamily(base.Family):
             attrs.update(prior_kappa=resolved["kappa"], prior_dof=resolved["dof"])
         variables["mu"] = (("class", "feature"), mu)
         variables["cov"] = (("class", "feature", "feature2"), cov)
-        coords = {
-            "class": data.classes,
-            "feature": data.feature_names,
-            "feature2": data.feature_names,
-        }
+        coords = {"class": classes, "feature": feature_names, "feature2": feature_names}
         return xr.Dataset(variables, coords=coords, attrs=attrs)
 
     def plug_in_log_joint(self, estimates: xr.Dataset, X) -> tuple[np.ndarray, None]:
@@ -408,13 +458,15 @@ FAMILY = QuadraticFamily()
 
 
 def class_means_and_scatters(
-    X: np.ndarray, y: np.ndarray, n_classes: int
+    X: np.ndarray, y: np.ndarray, n_classes: int, weights=None
 ) -> tuple[np.ndarray, np.ndarray]:
     """Class means x̄_k (n_classes, n_features) and the class scatters
-    S_k = Σ_{i: y_i = k} (x_i − x̄_k)(x_i − x̄_k)ᵀ (n_classes, n_features, n_features)."""
-    means = feature_counts(X, y, n_classes) / class_counts(y, n_classes)[:, None]
+    S_k = Σ_{i: y_i = k} w_i (x_i − x̄_k)(x_i − x̄_k)ᵀ (n_classes, n_features, n_features),
+    w_i = 1 by default; a class without rows has mean 0 and scatter 0."""
+    means = class_means(X, y, n_classes, weights)
     centered = X - means[y]
-    scatter = np.stack([centered[y == k].T @ centered[y == k] for k in range(n_classes)])
+    weighted = centered if weights is None else centered * np.asarray(weights)[:, None]
+    scatter = np.stack([weighted[y == k].T @ centered[y == k] for k in range(n_classes)])
     return means, scatter
 
 
