@@ -39,7 +39,7 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
 
     # -- fitting -------------------------------------------------------------------------
 
-    def fit(self, X, y, *, feature_names=None):
+    def fit(self, X, y, *, feature_names=None, sample_weight=None):
         """Fit the posterior to X and y; returns self.
 
         Parameters
@@ -49,6 +49,15 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         feature_names : sequence of str, optional
             Column names for X when it has none (e.g. a vectorizer's vocabulary for a sparse
             bag-of-words); they become the ``feature`` coordinate and ``feature_names_in_``.
+        sample_weight : array-like of shape (n_samples,), optional
+            Finite weights ≥ 0: row i counts w_i times in the sufficient statistics, so integer
+            weights equal repeated rows and zero weights equal dropping the rows (their class
+            too, when no other row has it); see :mod:`bayesgen.statistics`. NUTS needs whole
+            numbers (its model observes counts); ``inference="conjugate"`` takes any. The
+            ``observed_data`` group keeps the rows of positive weight and, where any weight
+            differs from 1, the weights as ``sample_weight`` (obs); the ``log_likelihood``
+            group's rows are then the unweighted log p(x_i, y_i | θ) of each row, and exact
+            leave-one-out (:func:`bayesgen.loo_proba`) refuses such a fit.
 
         Raises
         ------
@@ -65,22 +74,150 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         """
         self._validate_params()
         _warn_column_vector(y)
-        stats = self._closed_form(X, y, feature_names=feature_names)
+        stats = self._closed_form(X, y, feature_names=feature_names, sample_weight=sample_weight)
+        self._check_nuts_weights(sample_weight)
         idata = self._infer(stats)
-        self._add_observed(idata, stats, X, y)
+        self._add_observed(idata, stats, X, y, sample_weight)
         return self.set_posterior(stats, idata, self._find_map(stats) if self.compute_map else None)
 
-    def _add_observed(self, idata: xr.DataTree, stats: xr.Dataset, X, y) -> None:
+    def partial_fit(self, X, y, classes=None, sample_weight=None, *, feature_names=None):
+        """Add a chunk of rows to the fit; returns self.
+
+        The chunk's sufficient statistics are merged into those of the earlier calls (counts
+        add; GDA's and QDA's class means and scatter by Chan's parallel update), the closed
+        form is recomputed from the merged statistics, and the posterior is refreshed from
+        it: exact draws for ``inference="conjugate"`` (cheap), a new NUTS run otherwise (the
+        cost of a whole fit at every call; call it on large chunks, or fit once at the end).
+        After any sequence of chunks the closed form equals that of :meth:`fit` on all their
+        rows (to rounding), and so does a seeded conjugate posterior. A fitted estimator (by
+        :meth:`fit` too) is continued; :meth:`fit` starts afresh.
+
+        Parameters
+        ----------
+        X : array-like, DataFrame or sparse matrix of shape (n_samples, n_features)
+            The same columns in every call.
+        y : array-like of shape (n_samples,)
+            One class is enough in a chunk.
+        classes : array-like, optional
+            Every class the stream will hold, on the first call (scikit-learn's convention);
+            classes without rows yet have zero counts. Default: the classes of the first
+            chunk's y, which must then hold two or more; a later label outside them is
+            refused. On a later call it must equal ``classes_``.
+        sample_weight : array-like of shape (n_samples,), optional
+            As for :meth:`fit`.
+        feature_names : sequence of str, optional
+            As for :meth:`fit`.
+
+        Notes
+        -----
+        The chunks' rows are not kept (memory stays that of the statistics): the fit has no
+        ``observed_data`` or ``log_likelihood`` group, and :meth:`training_rows`, predictive
+        simulation and leave-one-out raise an error naming partial_fit. ``closed_form_.attrs
+        ["partial_fit_calls"]`` counts the chunks.
+        """
+        from bayesgen import statistics
+
+        self._validate_params()
+        _warn_column_vector(y)
+        first = not hasattr(self, "closed_form_")
+        if first:
+            known = None if classes is None else statistics.check_classes(classes)
+        else:
+            self._check_n_features(X)
+            known = self.classes_
+            if classes is not None and not np.array_equal(statistics.check_classes(classes), known):
+                raise ValueError(
+                    f"classes: expected those of the first partial_fit, {known.tolist()[:10]}; "
+                    f"got {np.unique(np.asarray(classes)).tolist()[:10]}."
+                )
+        chunk = self._statistics(
+            X, y, feature_names=feature_names, sample_weight=sample_weight, classes=known
+        )
+        calls = 1
+        if not first:
+            previous = self.closed_form_
+            calls += int(previous.attrs.get("partial_fit_calls", 1))
+            kept = {"model", "n_samples", "feature_names_given", "binarize"}
+            previous = previous[list(self._family.statistics)]
+            previous.attrs = {k: v for k, v in self.closed_form_.attrs.items() if k in kept}
+            chunk = self._family.merge_statistics(previous, chunk)
+        stats = self._estimates(chunk)
+        stats.attrs["partial_fit_calls"] = calls
+        self._check_nuts_weights(sample_weight)
+        idata = self._infer(stats)
+        return self.set_posterior(stats, idata, self._find_map(stats) if self.compute_map else None)
+
+    def _closed_form(self, X, y, feature_names=None, sample_weight=None) -> xr.Dataset:
+        """The family's closed form of X, y: their sufficient statistics, then the estimates."""
+        statistics = self._statistics(
+            X, y, feature_names=feature_names, sample_weight=sample_weight
+        )
+        return self._estimates(statistics)
+
+    def _statistics(
+        self, X, y, *, feature_names=None, sample_weight=None, classes=None
+    ) -> xr.Dataset:
+        """The family's sufficient statistics of X, y (``_data_options`` go with them)."""
+        return self._family.sufficient_statistics(
+            X,
+            y,
+            feature_names=feature_names,
+            sample_weight=sample_weight,
+            classes=classes,
+            **self._data_options(),
+        )
+
+    def _data_options(self) -> dict:
+        """Options of the statistics beyond X and y (``binarize``, ``n_categories``)."""
+        return {}
+
+    def _estimates(self, statistics: xr.Dataset) -> xr.Dataset:
+        """The closed-form estimates from sufficient statistics, at this estimator's prior."""
+        return self._family.from_statistics(statistics, **self._prior_options())
+
+    def _prior_options(self) -> dict:
+        """The prior's parameters as the family's ``from_statistics`` takes them."""
+        return {"class_alpha": self.class_alpha}
+
+    def _check_nuts_weights(self, sample_weight) -> None:
+        """NUTS observes counts (``class_count`` ~ Multinomial), so its weights must be whole."""
+        if sample_weight is None or self.inference == "conjugate":
+            return
+        weights = np.asarray(sample_weight, dtype=np.float64).ravel()
+        fractional = np.flatnonzero(weights != np.round(weights))
+        if fractional.size:
+            raise ValueError(
+                "sample_weight: inference='nuts' needs whole-number weights (its PyMC model "
+                f"observes counts); got {weights[fractional[0]]} at position {fractional[0]}. "
+                "Use inference='conjugate' for fractional weights."
+            )
+
+    def _add_observed(self, idata: xr.DataTree, stats: xr.Dataset, X, y, sample_weight=None):
         """The training rows (``observed_data``) and their pointwise log-likelihood
-        (``log_likelihood``), see :mod:`bayesgen.observed`."""
+        (``log_likelihood``), see :mod:`bayesgen.observed`: the rows of positive weight, the
+        weights kept as ``sample_weight`` where any differs from 1."""
         from bayesgen import observed
 
         # The same checks as the fit's, so the rows are those the model saw (binarized).
         rows, _, _ = check_features(
             X, kind=self._family.feature_kind, binarize=stats.attrs.get("binarize")
         )
-        codes, _ = check_labels(y)
-        idata["observed_data"] = observed.observed_data(self._family, stats, rows, codes)
+        codes, labels = check_labels(y)
+        weights = None
+        if sample_weight is not None:
+            weights = np.asarray(sample_weight, dtype=np.float64).ravel()
+            keep = np.flatnonzero(weights > 0)
+            rows, codes, weights = rows[keep], codes[keep], weights[keep]
+            # Classes whose rows all had weight 0 are not in the fit.
+            codes = np.searchsorted(stats["class"].values, labels[codes])
+            weights = None if np.all(weights == 1) else weights
+        data = observed.observed_data(self._family, stats, rows, codes)
+        if weights is not None:
+            data["sample_weight"] = (("obs",), weights)
+            data["sample_weight"].attrs["meaning"] = (
+                "row i counts w_i times in the statistics; the log_likelihood rows are unweighted"
+            )
+        idata["observed_data"] = data
         posterior = idata["posterior"].to_dataset()
         idata["log_likelihood"] = observed.log_likelihood(
             self._family, stats, rows, codes, posterior
@@ -246,10 +383,23 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
             After the model's checks (``binarize`` applied); sparse where X was.
         y_codes : numpy.ndarray of int
             Each row's class as an index into ``classes_``.
+
+        Raises
+        ------
+        ValueError
+            For a fit by :meth:`partial_fit`, which keeps no rows, or one without the group.
         """
         from bayesgen import observed
 
         self.check_fitted()
+        if "observed_data" not in self.idata_.children and self.closed_form_.attrs.get(
+            "partial_fit_calls"
+        ):
+            raise ValueError(
+                "training_rows: this model was fitted by partial_fit, which keeps no training "
+                "rows (only their sufficient statistics); fit(X, y) on all the rows keeps them "
+                "for predictive checks and leave-one-out."
+            )
         return observed.training_rows(self.idata_)
 
     def sample_posterior_predictive(
@@ -421,25 +571,24 @@ class NaiveBayesClassifier(GenerativeClassifier):
                 f"{self.alpha!r}."
             )
 
-    def _closed_form(self, X, y, feature_names=None) -> xr.Dataset:
+    def _estimates(self, statistics: xr.Dataset) -> xr.Dataset:
         """The closed form at ``alpha`` and ``class_alpha``, those set to "evidence" first
-        chosen by maximising the evidence of the data (:mod:`bayesgen.smoothing`)."""
+        chosen by maximising the evidence of the statistics (:mod:`bayesgen.smoothing`)."""
         chosen = {"alpha": self.alpha, "class_alpha": self.class_alpha}
         evidence = [name for name, value in chosen.items() if _is_evidence(value)]
-        if not evidence:
-            stats = self._smoothed_closed_form(X, y, feature_names=feature_names, **chosen)
-            return self._with_alpha_prior(stats)
-        from bayesgen import smoothing
+        if evidence:
+            from bayesgen import smoothing
 
-        # The counts do not depend on the smoothing: any λ serves to count them.
-        provisional = {name: 1.0 if name in evidence else value for name, value in chosen.items()}
-        stats = self._smoothed_closed_form(X, y, feature_names=feature_names, **provisional)
-        if "alpha" in evidence:
-            chosen["alpha"] = smoothing.evidence_alpha(stats)
-        if "class_alpha" in evidence:
-            chosen["class_alpha"] = smoothing.evidence_class_alpha(stats)
-        stats = self._smoothed_closed_form(X, y, feature_names=feature_names, **chosen)
-        return self._with_alpha_prior(stats)
+            # The counts do not depend on the smoothing: any λ serves to hold them.
+            provisional = {
+                name: 1.0 if name in evidence else value for name, value in chosen.items()
+            }
+            stats = self._family.from_statistics(statistics, **provisional)
+            if "alpha" in evidence:
+                chosen["alpha"] = smoothing.evidence_alpha(stats)
+            if "class_alpha" in evidence:
+                chosen["class_alpha"] = smoothing.evidence_class_alpha(stats)
+        return self._with_alpha_prior(self._family.from_statistics(statistics, **chosen))
 
     def _with_alpha_prior(self, stats: xr.Dataset) -> xr.Dataset:
         """The closed form under the Gamma hyperprior ``alpha_prior`` on λ, where one is given
@@ -449,12 +598,6 @@ class NaiveBayesClassifier(GenerativeClassifier):
         from bayesgen import hyperprior
 
         return hyperprior.with_alpha_prior(stats, self.alpha_prior)
-
-    def _smoothed_closed_form(
-        self, X, y, *, alpha: float, class_alpha: float, feature_names=None
-    ) -> xr.Dataset:
-        """The family's closed form at numbers λ = ``alpha`` and a = ``class_alpha``."""
-        raise NotImplementedError
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -109,11 +109,6 @@ class MultinomialNB(NaiveBayesClassifier):
         self.dtype = dtype
         self.progressbar = progressbar
 
-    def _smoothed_closed_form(self, X, y, *, alpha, class_alpha, feature_names=None):
-        return cf.multinomial_nb(
-            X, y, alpha=alpha, class_alpha=class_alpha, feature_names=feature_names
-        )
-
 
 class BernoulliNB(NaiveBayesClassifier):
     __doc__ = (
@@ -182,15 +177,8 @@ class BernoulliNB(NaiveBayesClassifier):
         self.dtype = dtype
         self.progressbar = progressbar
 
-    def _smoothed_closed_form(self, X, y, *, alpha, class_alpha, feature_names=None):
-        return cf.bernoulli_nb(
-            X,
-            y,
-            alpha=alpha,
-            class_alpha=class_alpha,
-            binarize=self.binarize,
-            feature_names=feature_names,
-        )
+    def _data_options(self):
+        return {"binarize": self.binarize}
 
 
 class CategoricalNB(NaiveBayesClassifier):
@@ -267,15 +255,8 @@ class CategoricalNB(NaiveBayesClassifier):
         self.dtype = dtype
         self.progressbar = progressbar
 
-    def _smoothed_closed_form(self, X, y, *, alpha, class_alpha, feature_names=None):
-        return cf.categorical_nb(
-            X,
-            y,
-            alpha=alpha,
-            class_alpha=class_alpha,
-            n_categories=self.n_categories,
-            feature_names=feature_names,
-        )
+    def _data_options(self):
+        return {"n_categories": self.n_categories}
 
     def _set_point_attributes(self, means):
         super()._set_point_attributes(means)
@@ -360,9 +341,9 @@ class GaussianDiscriminantAnalysis(GenerativeClassifier):
         self.dtype = dtype
         self.progressbar = progressbar
 
-    def _closed_form(self, X, y, feature_names=None):
+    def _prior_options(self):
         prior = cf.NormalInverseWishart() if self.prior is None else self.prior
-        return cf.gda(X, y, class_alpha=self.class_alpha, prior=prior, feature_names=feature_names)
+        return {"class_alpha": self.class_alpha, "prior": prior}
 
     def _model_options(self):
         return {"cov_prior": self.cov_prior, "lkj_eta": self.lkj_eta}
@@ -460,9 +441,9 @@ class QuadraticDiscriminantAnalysis(GenerativeClassifier):
         self.dtype = dtype
         self.progressbar = progressbar
 
-    def _closed_form(self, X, y, feature_names=None):
+    def _prior_options(self):
         prior = cf.NormalInverseWishart() if self.prior is None else self.prior
-        return cf.qda(X, y, class_alpha=self.class_alpha, prior=prior, feature_names=feature_names)
+        return {"class_alpha": self.class_alpha, "prior": prior}
 
     def posterior_predictive_proba(self, X) -> np.ndarray:
         """Exact posterior predictive p(y | x, data): μ_k and Σ_k integrated out, each class a

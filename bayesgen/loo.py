@@ -154,7 +154,8 @@ def leave_one_out(est, *, method: str = "auto") -> LeaveOneOut:
         For an unfitted estimator.
     ValueError
         For an unknown method, "exact" on a model without a closed form, fewer than two
-        training rows, or a row no class can explain (non-finite log-likelihoods).
+        training rows, a row no class can explain (non-finite log-likelihoods), a fit with
+        ``sample_weight`` or one by ``partial_fit`` (which keeps no rows).
 
     Warns
     -----
@@ -165,6 +166,13 @@ def leave_one_out(est, *, method: str = "auto") -> LeaveOneOut:
         raise ValueError(f"method: expected one of {list(METHODS)}; got {method!r}.")
     est.check_fitted()
     X, y_codes = est.training_rows()
+    if "sample_weight" in est.idata_["observed_data"].data_vars:
+        # Row i stands for w_i rows: neither leaving it out whole nor the unweighted
+        # log_likelihood rows that PSIS reweights by answer "one row left out".
+        raise ValueError(
+            "est: leave-one-out is not defined for a fit with sample_weight (a row of weight "
+            "w counts w times); refit without weights, repeating rows for integer weights."
+        )
     y_codes = np.asarray(y_codes, dtype=np.int64)
     if y_codes.size < 2:
         raise ValueError(

@@ -5,8 +5,11 @@ of fits the checks make stay fast. ``BernoulliNB`` gets ``binarize=0.0``, scikit
 default: with bayesgen's default ``binarize=None`` it accepts only 0/1 input, which no
 scikit-learn tag can express, and the checks feed it real-valued data.
 
-No check is expected to fail: where a check once failed, the estimator changed (tags,
-``NotFittedError``, error types and messages, the column-vector ``DataConversionWarning``).
+Where a check once failed, the estimator changed (tags, ``NotFittedError``, error types and
+messages, the column-vector ``DataConversionWarning``). Three checks of ``sample_weight`` feed
+``CategoricalNB`` uniform floats without applying its categorical tag; it refuses fractional
+category codes (scikit-learn's own ``CategoricalNB`` truncates them), so they fail for that
+reason alone: tests/test_partial_fit.py checks the same equivalences on integer codes.
 """
 
 from sklearn.utils.estimator_checks import parametrize_with_checks
@@ -28,7 +31,23 @@ ESTIMATORS = [
 ]
 
 
-# No expected_failed_checks: no check contradicts a documented Bayesian difference.
-@parametrize_with_checks(ESTIMATORS)
+_FRACTIONAL_CODES = (
+    "feeds uniform floats to CategoricalNB without its categorical tag; fractional category "
+    "codes are refused by design (tests/test_partial_fit.py covers the same on integer codes)"
+)
+
+
+def expected_failed_checks(estimator) -> dict[str, str]:
+    """The checks that contradict a documented difference (none but CategoricalNB's three)."""
+    if not isinstance(estimator, CategoricalNB):
+        return {}
+    return {
+        "check_sample_weight_equivalence_on_dense_data": _FRACTIONAL_CODES,
+        "check_sample_weight_equivalence_on_sparse_data": _FRACTIONAL_CODES,
+        "check_classifiers_one_label_sample_weights": _FRACTIONAL_CODES,
+    }
+
+
+@parametrize_with_checks(ESTIMATORS, expected_failed_checks=expected_failed_checks)
 def test_scikit_learn_estimator_check(estimator, check):
     check(estimator)
