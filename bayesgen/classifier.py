@@ -18,12 +18,11 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import DataConversionWarning, NotFittedError
 
 from bayesgen import closed_form as cf
-from bayesgen.data import check_features
 from bayesgen.families import Family
 from bayesgen.hyperprior import GammaHyperprior
-from bayesgen.labels import check_labels
 from bayesgen.observed import draw_chunks
 from bayesgen.params import EVIDENCE, INFERENCE_RULES, SMOOTHING, is_real
+from bayesgen.workflow import GenerativeWorkflow
 
 #: Fewer NUTS tuning steps than this leave the mass matrix adapted at most once (PyMC adapts
 #: it in windows of about 100 steps), so fit warns; ``draws * chains`` is held against
@@ -31,7 +30,7 @@ from bayesgen.params import EVIDENCE, INFERENCE_RULES, SMOOTHING, is_real
 _MIN_TUNE = 200
 
 
-class GenerativeClassifier(ClassifierMixin, BaseEstimator):
+class GenerativeClassifier(GenerativeWorkflow, ClassifierMixin, BaseEstimator):
     """Shared fit/predict machinery; subclasses name the model and its closed form."""
 
     #: The model family (:mod:`bayesgen.families`): everything that makes the model itself.
@@ -192,37 +191,6 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
                 "Use inference='conjugate' for fractional weights."
             )
 
-    def _add_observed(self, idata: xr.DataTree, stats: xr.Dataset, X, y, sample_weight=None):
-        """The training rows (``observed_data``) and their pointwise log-likelihood
-        (``log_likelihood``), see :mod:`bayesgen.observed`: the rows of positive weight, the
-        weights kept as ``sample_weight`` where any differs from 1."""
-        from bayesgen import observed
-
-        # The same checks as the fit's, so the rows are those the model saw (binarized).
-        rows, _, _ = check_features(
-            X, kind=self._family.feature_kind, binarize=stats.attrs.get("binarize")
-        )
-        codes, labels = check_labels(y)
-        weights = None
-        if sample_weight is not None:
-            weights = np.asarray(sample_weight, dtype=np.float64).ravel()
-            keep = np.flatnonzero(weights > 0)
-            rows, codes, weights = rows[keep], codes[keep], weights[keep]
-            # Classes whose rows all had weight 0 are not in the fit.
-            codes = np.searchsorted(stats["class"].values, labels[codes])
-            weights = None if np.all(weights == 1) else weights
-        data = observed.observed_data(self._family, stats, rows, codes)
-        if weights is not None:
-            data["sample_weight"] = (("obs",), weights)
-            data["sample_weight"].attrs["meaning"] = (
-                "row i counts w_i times in the statistics; the log_likelihood rows are unweighted"
-            )
-        idata["observed_data"] = data
-        posterior = idata["posterior"].to_dataset()
-        idata["log_likelihood"] = observed.log_likelihood(
-            self._family, stats, rows, codes, posterior
-        )
-
     def set_posterior(self, closed_form: xr.Dataset, idata: xr.DataTree, map_point=None):
         """Hold a posterior as :meth:`fit` leaves it (used to load a saved model); returns self.
 
@@ -361,104 +329,6 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
             .to_dataset()
             .mean(("chain", "draw"), dtype="float64", skipna=False)
         )
-
-    # -- the generative model -------------------------------------------------------------
-
-    def pymc_model(self):
-        """The fitted model as a ``pymc.Model`` (on the training data's sufficient statistics).
-
-        Its observed variables are the statistics (class counts, word counts, ...), so
-        ``pm.sample_prior_predictive`` and ``pm.sample_posterior_predictive`` simulate them;
-        :meth:`sample_posterior_predictive` simulates whole rows instead.
-        """
-        self.check_fitted()
-        return self._build_model(self.closed_form_)
-
-    def training_rows(self):
-        """The training rows and labels as the model saw them (``observed_data``).
-
-        Returns
-        -------
-        X : numpy.ndarray or scipy.sparse.csr_array of shape (n_samples, n_features)
-            After the model's checks (``binarize`` applied); sparse where X was.
-        y_codes : numpy.ndarray of int
-            Each row's class as an index into ``classes_``.
-
-        Raises
-        ------
-        ValueError
-            For a fit by :meth:`partial_fit`, which keeps no rows, or one without the group.
-        """
-        from bayesgen import observed
-
-        self.check_fitted()
-        if "observed_data" not in self.idata_.children and self.closed_form_.attrs.get(
-            "partial_fit_calls"
-        ):
-            raise ValueError(
-                "training_rows: this model was fitted by partial_fit, which keeps no training "
-                "rows (only their sufficient statistics); fit(X, y) on all the rows keeps them "
-                "for predictive checks and leave-one-out."
-            )
-        return observed.training_rows(self.idata_)
-
-    def sample_posterior_predictive(
-        self, random_seed=None, *, draws: int | None = None, keep_rows: bool = True
-    ) -> xr.DataTree:
-        """Simulate data sets like the training data from the posterior; returns ``idata_``.
-
-        For each posterior draw θ, every training row is drawn again from p(x | y_i, θ): the
-        labels stay, and for text so do the document lengths. Adds (or replaces) the
-        ``posterior_predictive`` group: the rows ``X`` (chain, draw, obs, feature) and the
-        statistics that ``observed_data`` holds for the training rows, for
-        ``az.plot_ppc_dist``.
-
-        Parameters
-        ----------
-        random_seed : int, optional
-        draws : int, optional
-            Posterior draws to simulate from, spread evenly over the chains; all by default.
-        keep_rows : bool, default True
-            Keep the simulated rows; False keeps only their statistics (text at scale).
-
-        Returns
-        -------
-        xarray.DataTree
-            ``idata_``, with the new group.
-        """
-        return self._simulate("posterior", random_seed, draws, keep_rows)
-
-    def sample_prior_predictive(
-        self, random_seed=None, *, draws: int | None = None, keep_rows: bool = True
-    ) -> xr.DataTree:
-        """Simulate data sets like the training data from the prior; returns ``idata_``.
-
-        As :meth:`sample_posterior_predictive`, from the draws of the ``prior`` group (see
-        ``prior_draws``), into the ``prior_predictive`` group.
-        """
-        return self._simulate("prior", random_seed, draws, keep_rows)
-
-    def _simulate(self, source: str, random_seed, draws, keep_rows) -> xr.DataTree:
-        from bayesgen import simulation
-
-        X, y_codes = self.training_rows()
-        if source not in self.idata_.children:
-            raise ValueError(
-                f"prior_draws: this fit has no {source} group to simulate from; fit with "
-                "prior_draws > 0."
-            )
-        group = simulation.simulate(
-            self._family,
-            self.closed_form_,
-            self.idata_[source].to_dataset(),
-            X,
-            y_codes,
-            draws=draws,
-            keep_rows=keep_rows,
-            rng=np.random.default_rng(random_seed),
-        )
-        self.idata_[f"{source}_predictive"] = group
-        return self.idata_
 
     # -- prediction --------------------------------------------------------------------------
 
