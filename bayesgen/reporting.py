@@ -234,7 +234,6 @@ def _plan_workflow(est):
     """The posterior predictive check and PSIS-LOO (:mod:`bayesgen.plots_workflow`); a model
     file written before the training rows were stored has neither."""
     model = family_of(est)
-    refit = "refit the model to get it."
     if plots_workflow.has_observed_data(est) and model.ppc_variables:
         yield (
             ReportSection(
@@ -249,8 +248,7 @@ def _plan_workflow(est):
         )
     else:
         reason = (
-            "Not drawn: this fit holds no training rows (observed_data; model files written "
-            f"before they were stored lack them); {refit}"
+            f"Not drawn: this fit holds no training rows; {_why_no_rows(est)}"
             if not plots_workflow.has_observed_data(est)
             else f"Not drawn: the {model.estimator} family names no statistics to check."
         )
@@ -271,10 +269,18 @@ def _plan_workflow(est):
         )
     else:
         reason = (
-            "Not drawn: this fit holds no pointwise log-likelihood (log_likelihood; model "
-            f"files written before it was stored lack it); {refit}"
+            "Not drawn: this fit holds no pointwise log-likelihood of its training rows; "
+            f"{_why_no_rows(est)}"
         )
         yield (ReportSection("Leave-one-out (PSIS)", reason), None)
+
+
+def _why_no_rows(est) -> str:
+    """Why a fit has no ``observed_data`` (fitted in chunks, or an older model file), and what
+    gives it one."""
+    if "partial_fit_calls" in est.closed_form_.attrs:
+        return "partial_fit keeps no rows. Fit on all rows at once to get it."
+    return "model files written before the rows were stored lack them. Refit the model to get it."
 
 
 def _plan_held_out(est, X_test, y_test):

@@ -12,7 +12,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import DATA
+from conftest import DATA, bernoulli_data
 from matplotlib.figure import Figure
 
 import bayesgen
@@ -201,6 +201,14 @@ def test_report_of_a_0_1_0_model_file_lists_ppc_and_loo_as_skipped(tmp_path):
     text = report(bayesgen.load(OLD_FILE), tmp_path, max_features=1).read_text(encoding="utf-8")
     assert "<b>Posterior predictive check</b>: Not drawn: this fit holds no training rows" in text
     assert "<b>Leave-one-out (PSIS)</b>: Not drawn: this fit holds no pointwise" in text
-    assert text.count("refit the model to get it") == 2
+    assert text.count("Refit the model to get it") == 2
     assert not (tmp_path / "ppc.png").exists()
     assert not (tmp_path / "loo.png").exists()
+
+
+def test_report_of_a_partial_fit_says_partial_fit_keeps_no_rows(tmp_path):
+    X, y = bernoulli_data()
+    est = bayesgen.BernoulliNB(inference="conjugate", compute_map=False, draws=50, random_seed=0)
+    est.partial_fit(X[:20], y[:20], classes=[0, 1]).partial_fit(X[20:], y[20:])
+    text = report(est, tmp_path, max_features=1).read_text(encoding="utf-8")
+    assert text.count("partial_fit keeps no rows. Fit on all rows at once to get it.") == 2
