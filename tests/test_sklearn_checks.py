@@ -1,4 +1,4 @@
-"""scikit-learn's own estimator checks on the four estimators.
+"""scikit-learn's own estimator checks on the five estimators.
 
 They run with exact conjugate draws (nothing compiles) and few of them, so that the hundreds
 of fits the checks make stay fast. ``BernoulliNB`` gets ``binarize=0.0``, scikit-learn's
@@ -14,7 +14,13 @@ reason alone: tests/test_partial_fit.py checks the same equivalences on integer 
 
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from bayesgen import BernoulliNB, CategoricalNB, GaussianDiscriminantAnalysis, MultinomialNB
+from bayesgen import (
+    BernoulliNB,
+    CategoricalNB,
+    GaussianDiscriminantAnalysis,
+    MultinomialNB,
+    QuadraticDiscriminantAnalysis,
+)
 
 FAST = {
     "inference": "conjugate",
@@ -28,6 +34,7 @@ ESTIMATORS = [
     BernoulliNB(binarize=0.0, **FAST),
     CategoricalNB(**FAST),
     GaussianDiscriminantAnalysis(**FAST),
+    QuadraticDiscriminantAnalysis(**FAST),
 ]
 
 
