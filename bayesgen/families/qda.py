@@ -39,7 +39,7 @@ from bayesgen.closed_form import (
 )
 from bayesgen.families import base
 from bayesgen.families.evidence import gaussian_log_evidence
-from bayesgen.families.gda import standardised_problem
+from bayesgen.families.standardise import standardised_problem
 from bayesgen.gaussian import niw_leave_one_out_log_density, overall_moments
 
 if TYPE_CHECKING:
@@ -376,7 +376,7 @@ class QuadraticFamily(base.Family):
 
     def map_problem(self, estimates: xr.Dataset):
         """The statistics and prior of the standardised features, and the map of a point
-        found there back (see :func:`bayesgen.families.gda.standardised_problem`); s is the
+        found there back (see :func:`bayesgen.families.standardise.standardised_problem`); s is the
         pooled within-class standard deviation, Σ_k S_k summed over the classes."""
         return standardised_problem(estimates, estimates["scatter"].values.sum(axis=0))
 
