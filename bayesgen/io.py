@@ -523,49 +523,12 @@ def _check_groups(tree: xr.DataTree, closed_form: xr.Dataset, model: str) -> Non
                     f"{posterior.sizes[dim]}."
                 )
     if "observed_data" in tree.children:
-        _check_observed(tree, n_classes, closed_form.sizes["feature"])
+        from bayesgen.observed import check_observed
 
-
-def _check_observed(tree: xr.DataTree, n_classes: int, n_features: int) -> None:
-    """The training rows (see :mod:`bayesgen.observed`) and their log-likelihood."""
-    data = tree["observed_data"].to_dataset()
-    csr = data.attrs.get("X_format") == "csr"
-    rows = {"X_data": ("nonzero",), "X_indices": ("nonzero",), "X_indptr": ("obs_pointer",)}
-    _check_variables(
-        data, "observed_data", {"y": ("obs",), **(rows if csr else {"X": ("obs", "feature")})}
-    )
-    y = data["y"].values
-    if y.ndim != 1 or y.dtype.kind not in "iu" or ((y < 0) | (y >= n_classes)).any():
-        raise _ModelFileError(f"observed_data 'y' must hold class indices 0..{n_classes - 1}.")
-    if csr:
-        indptr, indices = data["X_indptr"].values, data["X_indices"].values
-        if (
-            len(indptr) != len(y) + 1
-            or indptr[0] != 0
-            or (np.diff(indptr) < 0).any()
-            or indptr[-1] != len(indices)
-            or ((indices < 0) | (indices >= n_features)).any()
-        ):
-            raise _ModelFileError("observed_data's sparse rows (X_indptr, X_indices) are corrupt.")
-        values = data["X_data"].values
-    else:
-        values = data["X"].values
-        if values.shape != (len(y), n_features):
-            raise _ModelFileError(
-                f"observed_data 'X' has shape {values.shape}; expected ({len(y)}, {n_features})."
-            )
-    if not np.isfinite(values).all():
-        raise _ModelFileError("observed_data's rows hold NaN or infinite values.")
-    if "log_likelihood" in tree.children:
-        loglik = tree["log_likelihood"].to_dataset()
-        _check_variables(loglik, "log_likelihood", {"row": ("chain", "draw", "obs")})
-        posterior = tree["posterior"]
-        expected = (posterior.sizes["chain"], posterior.sizes["draw"], len(y))
-        if loglik["row"].shape != expected:
-            raise _ModelFileError(
-                f"log_likelihood 'row' has shape {loglik['row'].shape}; expected {expected} "
-                "(chains, draws, training rows)."
-            )
+        try:
+            check_observed(tree, n_classes, closed_form.sizes["feature"])
+        except ValueError as error:
+            raise _ModelFileError(str(error)) from None
 
 
 def _check_variables(dataset: xr.Dataset, group: str, expected: dict) -> None:

@@ -117,3 +117,61 @@ def draw_chunks(
     for chain, start in itertools.product(range(n_chains), range(0, n_draws, step)):
         block = slice(start, min(start + step, n_draws))
         yield chain, block, posterior.isel(chain=chain, draw=block).transpose("draw", ...)
+
+
+def check_observed(tree: xr.DataTree, n_classes: int, n_features: int) -> None:
+    """Check a model file's training rows and their log-likelihood (:func:`bayesgen.io.load`).
+
+    Raises
+    ------
+    ValueError
+        Naming the group and variable that is wrong.
+    """
+    data = tree["observed_data"].to_dataset()
+    csr = data.attrs.get("X_format") == "csr"
+    rows = {"X_data": ("nonzero",), "X_indices": ("nonzero",), "X_indptr": ("obs_pointer",)}
+    _check_dims(
+        data, "observed_data", {"y": ("obs",), **(rows if csr else {"X": ("obs", "feature")})}
+    )
+    y = data["y"].values
+    if y.ndim != 1 or y.dtype.kind not in "iu" or ((y < 0) | (y >= n_classes)).any():
+        raise ValueError(f"observed_data 'y' must hold class indices 0..{n_classes - 1}.")
+    if csr:
+        indptr, indices = data["X_indptr"].values, data["X_indices"].values
+        if (
+            len(indptr) != len(y) + 1
+            or indptr[0] != 0
+            or (np.diff(indptr) < 0).any()
+            or indptr[-1] != len(indices)
+            or ((indices < 0) | (indices >= n_features)).any()
+        ):
+            raise ValueError("observed_data's sparse rows (X_indptr, X_indices) are corrupt.")
+        values = data["X_data"].values
+    else:
+        values = data["X"].values
+        if values.shape != (len(y), n_features):
+            raise ValueError(
+                f"observed_data 'X' has shape {values.shape}; expected ({len(y)}, {n_features})."
+            )
+    if not np.isfinite(values).all():
+        raise ValueError("observed_data's rows hold NaN or infinite values.")
+    if "log_likelihood" in tree.children:
+        loglik = tree["log_likelihood"].to_dataset()
+        _check_dims(loglik, "log_likelihood", {"row": ("chain", "draw", "obs")})
+        posterior = tree["posterior"]
+        expected = (posterior.sizes["chain"], posterior.sizes["draw"], len(y))
+        if loglik["row"].shape != expected:
+            raise ValueError(
+                f"log_likelihood 'row' has shape {loglik['row'].shape}; expected {expected} "
+                "(chains, draws, training rows)."
+            )
+
+
+def _check_dims(dataset: xr.Dataset, group: str, expected: dict) -> None:
+    for variable, dims in expected.items():
+        if variable not in dataset.data_vars:
+            raise ValueError(f"the {group!r} group has no variable {variable!r}.")
+        if dataset[variable].dims != tuple(dims):
+            raise ValueError(
+                f"{group} {variable!r} has dims {dataset[variable].dims}; expected {tuple(dims)}."
+            )
