@@ -44,7 +44,11 @@ class GenerativeClassifier(GenerativeWorkflow, ClassifierMixin, BaseEstimator):
         Parameters
         ----------
         X : array-like, DataFrame or sparse matrix of shape (n_samples, n_features)
+            Or a ``dask.array`` (dense or sparse chunks) or ``dask.dataframe``: the statistics
+            are then reduced chunk by chunk on Dask and no rows are kept (no
+            ``observed_data``); see :mod:`bayesgen.distributed`.
         y : array-like of shape (n_samples,)
+            A Dask array or Series with X's row chunks where X is a Dask collection.
         feature_names : sequence of str, optional
             Column names for X when it has none (e.g. a vectorizer's vocabulary for a sparse
             bag-of-words); they become the ``feature`` coordinate and ``feature_names_in_``.
@@ -76,7 +80,8 @@ class GenerativeClassifier(GenerativeWorkflow, ClassifierMixin, BaseEstimator):
         stats = self._closed_form(X, y, feature_names=feature_names, sample_weight=sample_weight)
         self._check_nuts_weights(sample_weight)
         idata = self._infer(stats)
-        self._add_observed(idata, stats, X, y, sample_weight)
+        if "dask_chunks" not in stats.attrs:  # dask input is out of core: no rows kept
+            self._add_observed(idata, stats, X, y, sample_weight)
         return self.set_posterior(stats, idata, self._find_map(stats) if self.compute_map else None)
 
     def partial_fit(self, X, y, classes=None, sample_weight=None, *, feature_names=None):
@@ -151,12 +156,28 @@ class GenerativeClassifier(GenerativeWorkflow, ClassifierMixin, BaseEstimator):
         statistics = self._statistics(
             X, y, feature_names=feature_names, sample_weight=sample_weight
         )
-        return self._estimates(statistics)
+        estimates = self._estimates(statistics)
+        if "dask_chunks" in statistics.attrs:
+            estimates.attrs["dask_chunks"] = statistics.attrs["dask_chunks"]
+        return estimates
 
     def _statistics(
         self, X, y, *, feature_names=None, sample_weight=None, classes=None
     ) -> xr.Dataset:
-        """The family's sufficient statistics of X, y (``_data_options`` go with them)."""
+        """The family's sufficient statistics of X, y (``_data_options`` go with them);
+        chunk by chunk on Dask for Dask input (:mod:`bayesgen.distributed`)."""
+        from bayesgen import distributed
+
+        if distributed.has_dask_input(X, y, sample_weight):
+            return distributed.sufficient_statistics(
+                self._family,
+                X,
+                y,
+                feature_names=feature_names,
+                sample_weight=sample_weight,
+                classes=classes,
+                **self._data_options(),
+            )
         return self._family.sufficient_statistics(
             X,
             y,

@@ -19,7 +19,10 @@ GDA: the maximum-likelihood φ (π_k), μ_k and pooled Σ, or the posterior mean
 normal-inverse-Wishart prior (see :class:`NormalInverseWishart`), and the map to the linear
 (logistic / softmax) form of p(y | x).
 
-Importing this module never imports PyMC or PyTensor.
+The fit functions also take ``dask.array`` and ``dask.dataframe`` X and y: the statistics are
+then reduced chunk by chunk on Dask (:mod:`bayesgen.distributed`).
+
+Importing this module never imports PyMC or PyTensor (nor Dask).
 """
 
 from __future__ import annotations
@@ -218,8 +221,8 @@ def multinomial_nb(
     >>> round(float(predict_proba(est, [[0, 1, 1]])[0, 1]), 12)
     0.6
     """
-    return family("multinomial_nb").fit(
-        X, y, alpha=alpha, class_alpha=class_alpha, feature_names=feature_names
+    return _fit(
+        "multinomial_nb", X, y, alpha=alpha, class_alpha=class_alpha, feature_names=feature_names
     )
 
 
@@ -250,8 +253,14 @@ def bernoulli_nb(
         Names of the columns of X (e.g. a vectorizer's vocabulary); default DataFrame column
         names or ``x0, x1, ...``.
     """
-    return family("bernoulli_nb").fit(
-        X, y, alpha=alpha, class_alpha=class_alpha, binarize=binarize, feature_names=feature_names
+    return _fit(
+        "bernoulli_nb",
+        X,
+        y,
+        alpha=alpha,
+        class_alpha=class_alpha,
+        binarize=binarize,
+        feature_names=feature_names,
     )
 
 
@@ -283,7 +292,8 @@ def categorical_nb(
         Names of the columns of X (e.g. a vectorizer's vocabulary); default DataFrame column
         names or ``x0, x1, ...``.
     """
-    return family("categorical_nb").fit(
+    return _fit(
+        "categorical_nb",
         X,
         y,
         alpha=alpha,
@@ -291,6 +301,16 @@ def categorical_nb(
         n_categories=n_categories,
         feature_names=feature_names,
     )
+
+
+def _fit(model: str, X, y, **options) -> xr.Dataset:
+    """The family's closed-form fit; chunk by chunk on Dask for Dask input
+    (:mod:`bayesgen.distributed`, which imports Dask only then)."""
+    from bayesgen import distributed
+
+    if distributed.has_dask_input(X, y):
+        return distributed.fit(family(model), X, y, **options)
+    return family(model).fit(X, y, **options)
 
 
 def check_smoothing(value, name: str) -> float:
@@ -341,9 +361,7 @@ def gda(
         and ``intercept`` θ₀ = -½(μ₁ᵀΣ⁻¹μ₁ - μ₀ᵀΣ⁻¹μ₀) + log(φ / (1 - φ)); for K classes
         ``coef`` w_k = Σ⁻¹μ_k and ``intercept`` b_k = -½ μ_kᵀΣ⁻¹μ_k + log π_k.
     """
-    return family("gda").fit(
-        X, y, class_alpha=class_alpha, prior=prior, feature_names=feature_names
-    )
+    return _fit("gda", X, y, class_alpha=class_alpha, prior=prior, feature_names=feature_names)
 
 
 def qda(
@@ -377,9 +395,7 @@ def qda(
         ``class_prob``/``class_prob_mle``, ``mu``/``mu_mle`` (class, feature) and
         ``cov``/``cov_mle`` (class, feature, feature2). See :mod:`bayesgen.families.qda`.
     """
-    return family("qda").fit(
-        X, y, class_alpha=class_alpha, prior=prior, feature_names=feature_names
-    )
+    return _fit("qda", X, y, class_alpha=class_alpha, prior=prior, feature_names=feature_names)
 
 
 # --------------------------------------------------------------------------------------------

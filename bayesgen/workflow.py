@@ -74,11 +74,19 @@ class GenerativeWorkflow:
         Raises
         ------
         ValueError
-            For a fit by :meth:`partial_fit`, which keeps no rows, or one without the group.
+            For a fit by :meth:`partial_fit` or on dask input, which keep no rows, or one
+            without the group.
         """
         from bayesgen import observed
 
         self.check_fitted()
+        if "observed_data" not in self.idata_.children and "dask_chunks" in self.closed_form_.attrs:
+            raise ValueError(
+                "training_rows: this model was fitted on dask input "
+                f"({self.closed_form_.attrs['dask_chunks']} chunks), which is out of core: only "
+                "the chunks' sufficient statistics were gathered, no rows. fit(X, y) on "
+                "in-memory rows keeps them for predictive checks and leave-one-out."
+            )
         if "observed_data" not in self.idata_.children and self.closed_form_.attrs.get(
             "partial_fit_calls"
         ):
