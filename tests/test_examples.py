@@ -99,3 +99,10 @@ def test_sms_event_models_prints_the_comparison(tmp_path):
 def test_sms_event_models_prefers_the_multinomial_model_on_sms_spam(tmp_path):
     out = run_example("sms_event_models.py", "--data-path", str(SMS_SPAM), cwd=tmp_path)
     assert "The multinomial event model suits this text better" in out
+
+
+def test_dask_text_shards_fits_on_a_local_cluster_as_in_memory(tmp_path):
+    pytest.importorskip("distributed")
+    out = run_example("dask_text_shards.py", "--draws", "20", "--shards", "5", cwd=tmp_path)
+    assert "50 messages in 5 shards, 5 chunks reduced on 2 workers" in out
+    assert "max |dask - in memory| = 0.0e+00" in out
