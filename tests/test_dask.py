@@ -43,7 +43,7 @@ ROW_CHUNKS = (13, 13, 13, 13, 8)
 def cluster_client():
     with (
         distributed.LocalCluster(
-            n_workers=2, processes=True, threads_per_worker=1, dashboard_address=None
+            n_workers=2, processes=True, threads_per_worker=1, dashboard_address=":0"
         ) as cluster,
         distributed.Client(cluster) as client,
     ):
