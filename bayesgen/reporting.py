@@ -280,6 +280,8 @@ def _why_no_rows(est) -> str:
     gives it one."""
     if "partial_fit_calls" in est.closed_form_.attrs:
         return "partial_fit keeps no rows. Fit on all rows at once to get it."
+    if "dask_chunks" in est.closed_form_.attrs:
+        return "a fit on dask input is out of core and keeps no rows. Fit in-memory rows to get it."
     return "model files written before the rows were stored lack them. Refit the model to get it."
 
 
