@@ -14,9 +14,10 @@ not involve λ). :func:`alpha_posterior` puts that density on a fine grid in u =
 * the mode u* solves d/du log p(u | D) = 0 (Brent's method on the evidence's digamma
   derivative), and the curvature there gives the posterior's scale s in u;
 * the grid runs from u* outwards, in steps of s, until the log density is 50 below its
-  maximum *and* the tail beyond the edge, bounded by p(edge) / |d log p / du| (a bound for a
-  log-concave tail), carries less than 1e-12 of the mass; then equally spaced points cover
-  that range, at least :data:`GRID_POINTS` and at most s / 50 apart;
+  maximum *and* the tail beyond the edge, bounded by p(edge) over the absolute slope of
+  log p in u there (a bound for a log-concave tail), carries less than 1e-12 of the mass;
+  then equally spaced points cover that range, at least :data:`GRID_POINTS` and at most
+  s / 50 apart;
 * expectations E[f(λ) | D] (λ's mean and SD, θ's posterior moments as mixtures over λ) are
   trapezoid sums on that grid, exponentially accurate for a smooth density decaying at both
   ends (tests: agreement with ``scipy.integrate.quad`` to 1e-6 relative and better);
