@@ -38,9 +38,9 @@ from bayesgen.closed_form import (
     niw_posterior,
 )
 from bayesgen.families import base
-from bayesgen.families.evidence import gaussian_log_evidence
+from bayesgen.families.evidence import gaussian_log_evidence, gaussian_loo_log_joint
 from bayesgen.families.standardise import standardised_problem
-from bayesgen.gaussian import niw_leave_one_out_log_density, overall_moments
+from bayesgen.gaussian import overall_moments
 
 if TYPE_CHECKING:
     import pymc as pm
@@ -431,16 +431,7 @@ class QuadraticFamily(base.Family):
         posterior: log E[π_k | D_{-i}] plus the multivariate Student-t predictive of class k,
         where only the own class's (κ, m, ν, Ψ) lose row i (see
         :func:`bayesgen.gaussian.niw_leave_one_out_log_density`)."""
-        if "prior_mean" not in estimates:
-            raise ValueError(
-                "loo_proba: needs the normal-inverse-Wishart prior; these estimates were "
-                "fitted with prior=None (the MLE)."
-            )
-        y_codes = np.asarray(y_codes)
-        posterior = niw_posterior_parameters(estimates)
-        return base.loo_class_log_prob(estimates, y_codes) + niw_leave_one_out_log_density(
-            X, y_codes, posterior
-        )
+        return gaussian_loo_log_joint(estimates, X, y_codes, niw_posterior_parameters)
 
     # -- the evidence (bayesgen.closed_form.log_evidence) ---------------------------------
 
