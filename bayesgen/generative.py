@@ -309,21 +309,16 @@ def gamma_poisson_rates(
             per_simplex = per_simplex[..., 0]
         total_correction(prefix, raw_total, size * concentration, per_simplex)
     start = (counts + alpha) / (prior_rate + 1.0)
-    # The transform must not depend on a random λ (PyMC refuses random variables in a
-    # transform, and its forward map would need λ's value): it then uses the start value.
-    if random_alpha is None:
-        transform = StandardisedLog(concentration + data, graph_rate + 1.0)
-    else:
-        per_simplex = size * alpha / graph_total
-        fixed_rate = per_simplex if groups is None else pt.dot(per_simplex, groups.T)
-        transform = StandardisedLog(alpha + data, fixed_rate + 1.0)
+    # The transform's shape must not depend on a random λ (its forward map would then need
+    # λ's value); the start value standardises nearly as well.
+    shape = (concentration if random_alpha is None else alpha) + data
     rate = pm.Gamma(
         f"{prefix}_rate",
         alpha=concentration,
         beta=graph_rate,
         dims=dims,
         initval=start,
-        default_transform=transform,
+        default_transform=StandardisedLog(shape, graph_rate + 1.0),
     )
     if whole is None:
         pm.Potential(f"{prefix}_loglik", pt.sum(_poisson_kernel(data, rate)))

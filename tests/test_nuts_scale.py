@@ -160,16 +160,3 @@ def test_nuts_fit_through_the_transforms_matches_the_closed_form(fits):
     case = fits.nuts("multinomial_nb")
     report = bayesgen.compare(case.est)
     assert report.ok, report.warnings
-
-
-def test_rates_transform_under_a_hyperprior_on_lambda_is_free_of_random_variables():
-    from bayesgen import hyperprior
-
-    X = np.array([[3, 0, 1], [0, 2, 0], [4, 1, 0], [1, 5, 0]])
-    stats_ = hyperprior.with_alpha_prior(cf.multinomial_nb(X, np.array([0, 1, 0, 1])), (2.0, 1.0))
-    model = multinomial_nb_model(stats_)
-    # PyMC raises "Random variables detected in the logp graph" if the transform used λ.
-    value = model.compile_logp()(model.initial_point())
-    assert np.isfinite(value)
-    start = model.initial_point()["feature_rate_standardised_log__"]
-    np.testing.assert_allclose(start, 0.0, atol=1e-12)  # standardised at the start λ
