@@ -63,7 +63,6 @@ import numpy as np
 import pymc as pm
 import pytensor.tensor as pt
 import xarray as xr
-from pymc.logprob.transforms import ChainedTransform, SimplexTransform, Transform
 
 from bayesgen.families import FAMILIES, family
 
@@ -126,13 +125,7 @@ def class_prob_prior(stats: xr.Dataset, class_alpha: float):
     class_count = pm.Data("class_count_data", counts, dims="class")
     # Priors are data too, so a grid of λ reuses one compiled graph.
     concentration = pm.Data("class_alpha", np.full(n_classes, class_alpha), dims="class")
-    prob = pm.Dirichlet(
-        "class_prob",
-        a=concentration,
-        dims="class",
-        default_transform=StandardisedSimplex(concentration + class_count),
-        initval=(counts + class_alpha) / (counts.sum() + n_classes * class_alpha),
-    )
+    prob = pm.Dirichlet("class_prob", a=concentration, dims="class")
     pm.Multinomial("class_count", n=class_count.sum(), p=prob, observed=class_count, dims="class")
     return class_count, prob
 
@@ -171,92 +164,6 @@ def _poisson(mu, size):
     return pm.Poisson.dist(mu=mu, size=size)
 
 
-class StandardisedLog(Transform):
-    """log g standardised by the Gamma(a, b) posterior it is expected to have:
-    z = √a (log g − log(a / b)), g = (a / b) exp(z / √a).
-
-    log(a / b) is the mode of log g under Gamma(a, b) and 1 / √a its Laplace standard
-    deviation, so z is close to N(0, 1) for every cell whatever its count. With PyMC's plain
-    log transform the posterior SD of log g ranges from 1.28 (a zero count, a = λ = 1) to
-    below 0.01 (a count of 20,000): NUTS starts from a unit mass matrix and a ±1 jitter, and
-    tunes with steps of about 0.01 at tree depth 8 until the mass matrix has adapted. Here the
-    start is the posterior mode of z (a zero gradient), the unit mass matrix is already about
-    right, and tuning runs at depth 5 from the first steps. Any bijection leaves the posterior
-    exact; this one changes only how fast NUTS explores it.
-
-    ``shape`` and ``rate`` (a and b, broadcast to the variable) are graph expressions of data,
-    not of random variables, so that ``forward`` can be evaluated on its own; they are computed
-    at each gradient (a log and a square root per cell) and follow ``pm.set_data``.
-    """
-
-    name = "standardised_log"
-    ndim_supp = 0
-
-    def __init__(self, shape, rate):
-        self.shape = pt.as_tensor_variable(shape)
-        self.rate = pt.as_tensor_variable(rate)
-
-    def _location_and_root(self):
-        return pt.log(self.shape / self.rate), pt.sqrt(self.shape)
-
-    def forward(self, value, *inputs):
-        location, root = self._location_and_root()
-        return (pt.log(value) - location) * root
-
-    def backward(self, value, *inputs):
-        location, root = self._location_and_root()
-        return pt.exp(location + value / root)
-
-    def log_jac_det(self, value, *inputs):
-        location, root = self._location_and_root()
-        return location + value / root - pt.log(root)
-
-
-class Standardise(Transform):
-    """The affine map z = (x − location) / scale (elementwise; scale > 0)."""
-
-    name = "standardise"
-    ndim_supp = 0
-
-    def __init__(self, location, scale):
-        self.location = pt.as_tensor_variable(location)
-        self.scale = pt.as_tensor_variable(scale)
-
-    def forward(self, value, *inputs):
-        return (value - self.location) / self.scale
-
-    def backward(self, value, *inputs):
-        return self.location + self.scale * value
-
-    def log_jac_det(self, value, *inputs):
-        return pt.log(self.scale) + pt.zeros_like(value)
-
-
-class StandardisedSimplex(ChainedTransform):
-    """PyMC's simplex transform (centred log-ratios y_k = log π_k − mean log π, k < K), then
-    :class:`Standardise` by their approximate moments under Dirichlet(``shape``), the
-    posterior the class probabilities are expected to have.
-
-    With c = ``shape``, y_k is log G_k − mean log G of independent G_j ~ Gamma(c_j), whose
-    log has mode log c_j and Laplace variance 1 / c_j: location log c_k − mean log c, variance
-    (1 − 2/K) / c_k + Σ_j (1 / c_j) / K². Unstandardised, y has a posterior SD of about
-    1 / √N (0.02 at 3,000 rows): with a unit mass matrix and a ±1 jitter that one coordinate
-    held NUTS's tuning at steps of 0.01 however well the rates were scaled.
-    """
-
-    name = "standardised_simplex"
-
-    def __init__(self, shape):
-        shape = pt.as_tensor_variable(shape)
-        n_classes = shape.shape[-1].astype(shape.dtype)
-        log_shape = pt.log(shape)
-        location = (log_shape - pt.mean(log_shape, axis=-1, keepdims=True))[..., :-1]
-        inverse = 1.0 / shape
-        variance = (1.0 - 2.0 / n_classes) * inverse
-        variance = variance + pt.sum(inverse, axis=-1, keepdims=True) / n_classes**2
-        super().__init__([SimplexTransform(), Standardise(location, pt.sqrt(variance)[..., :-1])])
-
-
 def gamma_poisson_rates(
     prefix: str, counts: np.ndarray, alpha: float, *, dims, groups=None, random_alpha=None
 ):
@@ -278,9 +185,7 @@ def gamma_poisson_rates(
     rates. With ``random_alpha`` (λ a random variable, under the hyperprior of
     :mod:`bayesgen.hyperprior`) that variable is the concentration instead of the data
     ``alpha``, and ``alpha`` only sets the start; see :func:`total_correction` for the term
-    that keeps p(λ | D) exact. NUTS samples the rates through :class:`StandardisedLog`
-    (with a random λ, standardised at the start ``alpha``), and starts at their posterior
-    mean (λ + n) / (β + 1): from
+    that keeps p(λ | D) exact. NUTS starts at their posterior mean (λ + n) / (β + 1): from
     the prior the gradient is of the order of the counts (10⁵ with 50,000 documents) and the
     first tuning steps run into the maximum tree depth, from here tuning costs the same at
     any N. (After
@@ -309,16 +214,8 @@ def gamma_poisson_rates(
             per_simplex = per_simplex[..., 0]
         total_correction(prefix, raw_total, size * concentration, per_simplex)
     start = (counts + alpha) / (prior_rate + 1.0)
-    # The transform's shape must not depend on a random λ (its forward map would then need
-    # λ's value); the start value standardises nearly as well.
-    shape = (concentration if random_alpha is None else alpha) + data
     rate = pm.Gamma(
-        f"{prefix}_rate",
-        alpha=concentration,
-        beta=graph_rate,
-        dims=dims,
-        initval=start,
-        default_transform=StandardisedLog(shape, graph_rate + 1.0),
+        f"{prefix}_rate", alpha=concentration, beta=graph_rate, dims=dims, initval=start
     )
     if whole is None:
         pm.Potential(f"{prefix}_loglik", pt.sum(_poisson_kernel(data, rate)))

@@ -20,16 +20,11 @@ Two modes, each on a synthetic Zipf bag-of-words corpus (see ``bench_closed_form
     (``closed_form.multinomial_nb``), the model building and ``pm.sample``. Goal: median
     t(large) / t(small) of at most 1.5, since the model sees only the sufficient statistics.
 
-Without a mode
-    one fit of bayesgen's model alone, e.g. ``--words 20000 --docs 3000``: wall and sampling
-    time, min ESS_bulk, bulk ESS per sampling second, max R-hat, divergences.
-
 Usage::
 
     PYTENSOR_FLAGS=base_compiledir=$HOME/.cache/bayesgen/pytensor \\
         .venv/bin/python benchmarks/bench_nuts.py --compare-naive [--pairs 2] [--docs 300]
     PYTENSOR_FLAGS=... .venv/bin/python benchmarks/bench_nuts.py --scaling [--pairs 5]
-    PYTENSOR_FLAGS=... .venv/bin/python benchmarks/bench_nuts.py --words 20000 --docs 3000
 
 The machine this was written on has 2 shared, noisy cores: read the ratios of runs made side by
 side, not the seconds.
@@ -93,12 +88,7 @@ def bayesgen_model(X, y):
 
 
 def sample(model, *, draws: int, tune: int, seed: int):
-    # One BLAS thread per chain: OpenBLAS threads dot products of more than 10,000 values,
-    # which the leapfrog step takes once the model has more than 10,000 parameters; on 2
-    # shared cores that made a leapfrog step cost about 30 ms instead of 0.2 ms.
-    from threadpoolctl import threadpool_limits
-
-    with model, threadpool_limits(limits=1, user_api="blas"):
+    with model:
         return pm.sample(
             draws=draws,
             tune=tune,
@@ -311,7 +301,7 @@ def scaling(args) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    mode = parser.add_mutually_exclusive_group()
+    mode = parser.add_mutually_exclusive_group(required=True)
     mode.add_argument("--compare-naive", action="store_true", help="naive PyMC vs bayesgen")
     mode.add_argument("--scaling", action="store_true", help="fit time at two corpus sizes")
     parser.add_argument("--docs", type=int, default=300, help="documents (--compare-naive)")
@@ -331,33 +321,7 @@ def main(argv: list[str] | None = None) -> int:
         args.words = 500 if args.scaling else 2000
     if args.pairs is None:
         args.pairs = 5 if args.scaling else 2
-    if args.scaling:
-        return scaling(args)
-    return compare_naive(args) if args.compare_naive else bayesgen_only(args)
-
-
-def bayesgen_only(args) -> int:
-    """One fit of bayesgen's model (no naive model): ``--words 20000 --docs 3000``."""
-    X, y = zipf_bag_of_words(args.docs, args.words, args.classes, seed=args.seed)
-    stats = multinomial_nb(X, y)
-    print(
-        f"corpus: {X.shape[0]} docs x {X.shape[1]} words, {args.classes} classes, "
-        f"{int((stats['feature_count'].values == 0).sum())} of {args.classes * args.words} "
-        "(class, word) counts are 0"
-    )
-    print(versions())
-    warm = timed_fit(lambda: bayesgen_model(X, y), draws=args.warmup, tune=args.warmup, seed=0)
-    print(f"warm-up: {warm['wall']:.1f} s wall")
-    fit = timed_fit(lambda: bayesgen_model(X, y), draws=args.draws, tune=args.tune, seed=args.seed)
-    row = fit | diagnostics(fit.pop("idata"), stats)
-    print(
-        f"draws {args.draws}, tune {args.tune}, 2 chains, 2 cores: wall {row['wall']:.1f} s, "
-        f"sampling {row['sampling']:.1f} s, min ESS_bulk {row['min_ess']:.0f}, bulk ESS/s "
-        f"{row['min_ess'] / row['sampling']:.1f}, max R-hat {row['max_rhat']:.4f}, divergences "
-        f"{row['divergences']}, mean tree depth {row['mean_tree_depth']:.2f}, θ max|err| "
-        f"{row['max_err']:.2e}, max err/MCSE {row['max_z']:.2f}"
-    )
-    return 0
+    return scaling(args) if args.scaling else compare_naive(args)
 
 
 if __name__ == "__main__":
