@@ -238,8 +238,28 @@ def merge_gaussian_statistics(model_family, first: xr.Dataset, second: xr.Datase
     return merged
 
 
-def gaussian_statistics_dataset(model: str, data, count, mean, scatter) -> xr.Dataset:
-    """The statistics Dataset of a Gaussian family (scatter pooled (D, D) or per class)."""
+def gaussian_statistics(
+    model_family, X, y, means_and_scatter, *, feature_names, sample_weight, classes
+) -> xr.Dataset:
+    """The (weighted) class counts, class means and scatter of a Gaussian family's rows.
+
+    ``means_and_scatter(X, y_codes, n_classes, weights)`` is the family's: the pooled (D, D)
+    scatter of GDA or the per-class (K, D, D) scatters of QDA. ``classes`` (``partial_fit``)
+    fixes the class coordinate, a class without rows having N_k = 0, x̄_k = 0 (and S_k = 0).
+    """
+    from bayesgen.closed_form import class_counts
+
+    data = training_data(
+        X,
+        y,
+        kind=model_family.feature_kind,
+        feature_names=feature_names,
+        sample_weight=sample_weight,
+        classes=classes,
+    )
+    n_classes = len(data.classes)
+    count = class_counts(data.y, n_classes, data.sample_weight)
+    mean, scatter = means_and_scatter(data.X, data.y, n_classes, data.sample_weight)
     dims = ("feature", "feature2") if scatter.ndim == 2 else ("class", "feature", "feature2")
     return xr.Dataset(
         {
@@ -253,7 +273,7 @@ def gaussian_statistics_dataset(model: str, data, count, mean, scatter) -> xr.Da
             "feature2": data.feature_names,
         },
         attrs={
-            "model": model,
+            "model": model_family.name,
             "n_samples": total_weight(count),
             "feature_names_given": int(data.names_given),
         },

@@ -25,7 +25,6 @@ from bayesgen.closed_form import (
     add_lambda,
     check_pooled_covariance,
     check_smoothing,
-    class_counts,
     class_means_and_scatter,
     gaussian_log_joint,
     gaussian_rows,
@@ -195,22 +194,17 @@ class GaussianFamily(base.Family):
         S = Σ_i w_i (x_i − x̄_{y_i})(x_i − x̄_{y_i})ᵀ of X, y (see :mod:`bayesgen.statistics`);
         ``classes`` (``partial_fit``) fixes the class coordinate, a class without rows having
         N_k = 0 and x̄_k = 0."""
-        from bayesgen.statistics import training_data
+        from bayesgen.statistics import gaussian_statistics
 
-        data = training_data(
+        return gaussian_statistics(
+            self,
             X,
             y,
-            kind=self.feature_kind,
+            class_means_and_scatter,
             feature_names=feature_names,
             sample_weight=sample_weight,
             classes=classes,
         )
-        n_classes = len(data.classes)
-        count = class_counts(data.y, n_classes, data.sample_weight)
-        mean, scatter = class_means_and_scatter(data.X, data.y, n_classes, data.sample_weight)
-        from bayesgen.statistics import gaussian_statistics_dataset
-
-        return gaussian_statistics_dataset(self.name, data, count, mean, scatter)
 
     def merge_statistics(self, first: xr.Dataset, second: xr.Dataset) -> xr.Dataset:
         """The statistics of the union of two sets of rows: counts add, class means and the
