@@ -51,7 +51,17 @@ DEFAULT_PRIOR = NormalInverseWishart()
 
 
 class BoundaryModeError(ValueError):
-    """The posterior mode is not interior: some n + α ≤ 1 puts it on the simplex boundary."""
+    """The posterior mode is not interior: some n + α ≤ 1 puts it on the simplex boundary.
+
+    Examples
+    --------
+    >>> from bayesgen.closed_form import BoundaryModeError, dirichlet_mode
+    >>> try:
+    ...     dirichlet_mode([2, 0, 1], 1)
+    ... except BoundaryModeError as error:
+    ...     print(str(error)[:44])
+    The mode lies on the boundary of the simplex
+    """
 
 
 # --------------------------------------------------------------------------------------------
@@ -59,7 +69,17 @@ class BoundaryModeError(ValueError):
 
 
 def class_counts(y: np.ndarray, n_classes: int, weights=None) -> np.ndarray:
-    """Number of samples per class, N_k; with ``weights``, the sum of each class's weights."""
+    """Number of samples per class, N_k; with ``weights``, the sum of each class's weights.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayesgen.closed_form import class_counts
+    >>> class_counts(np.array([0, 1, 1, 2]), 3).tolist()
+    [1.0, 2.0, 1.0]
+    >>> class_counts(np.array([0, 1, 1]), 3, weights=[0.5, 1.0, 2.0]).tolist()
+    [0.5, 3.0, 0.0]
+    """
     return np.bincount(y, weights=weights, minlength=n_classes).astype(np.float64)
 
 
@@ -70,6 +90,14 @@ def feature_counts(X, y: np.ndarray, n_classes: int, weights=None) -> np.ndarray
     they count documents containing feature j); ``weights`` w_i (default 1) count row i w_i
     times, as scikit-learn's ``_BaseDiscreteNB`` does. Sparse X is read in one pass over its
     non-zeros and never densified.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayesgen.closed_form import feature_counts
+    >>> X = np.array([[1, 1, 0], [1, 1, 0], [1, 1, 1], [0, 0, 3]])
+    >>> feature_counts(X, np.array([1, 0, 0, 1]), 2).tolist()
+    [[2.0, 2.0, 1.0], [1.0, 1.0, 3.0]]
     """
     n_features = X.shape[1]
     if sp.issparse(X):
@@ -95,6 +123,17 @@ def category_counts(
     Returns
     -------
     ndarray of shape (n_classes, n_features, max(n_categories))
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayesgen.closed_form import category_counts
+    >>> codes = np.array([[0, 2], [1, 2], [0, 0]])
+    >>> counts = category_counts(codes, np.array([0, 0, 1]), 2, np.array([2, 3]))
+    >>> counts.shape
+    (2, 2, 3)
+    >>> counts[0].tolist()  # class 0: feature 0 has codes 0 and 1, feature 1 code 2 twice
+    [[1.0, 1.0, 0.0], [0.0, 0.0, 2.0]]
     """
     codes = np.asarray(X.toarray() if sp.issparse(X) else X, dtype=np.int64)
     n_features = codes.shape[1]
@@ -119,7 +158,19 @@ def class_means_and_scatter(
     X: np.ndarray, y: np.ndarray, n_classes: int, weights=None
 ) -> tuple[np.ndarray, np.ndarray]:
     """Class means x̄_k (n_classes, n_features) and the pooled within-class scatter
-    S = Σ_i w_i (x_i - x̄_{y_i})(x_i - x̄_{y_i})ᵀ (n_features, n_features), w_i = 1 by default."""
+    S = Σ_i w_i (x_i - x̄_{y_i})(x_i - x̄_{y_i})ᵀ (n_features, n_features), w_i = 1 by default.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayesgen.closed_form import class_means_and_scatter
+    >>> X = np.array([[0.0, 1.0], [2.0, 1.0], [5.0, 5.0], [7.0, 3.0]])
+    >>> means, scatter = class_means_and_scatter(X, np.array([0, 0, 1, 1]), 2)
+    >>> means.tolist()
+    [[1.0, 1.0], [6.0, 4.0]]
+    >>> scatter.tolist()
+    [[4.0, -2.0], [-2.0, 2.0]]
+    """
     means = class_means(X, y, n_classes, weights)
     centered = X - means[y]
     weighted = centered if weights is None else centered * np.asarray(weights)[:, None]
@@ -134,6 +185,16 @@ def add_lambda(counts, totals, alpha: float, n_outcomes) -> np.ndarray:
     """Add-λ (Laplace for λ = 1, Lidstone otherwise) estimate (count + λ) / (total + K λ).
 
     With ``alpha=0`` this is the maximum-likelihood estimate; 0/0 (an empty total) gives NaN.
+
+    Examples
+    --------
+    Laplace smoothing of the word counts 2, 2, 1 of a class with 5 words in all, K = 3 words:
+
+    >>> from bayesgen.closed_form import add_lambda
+    >>> add_lambda([2, 2, 1], 5, alpha=1, n_outcomes=3).round(3).tolist()
+    [0.375, 0.375, 0.25]
+    >>> add_lambda([2, 2, 1], 5, alpha=0, n_outcomes=3).tolist()  # the MLE
+    [0.4, 0.4, 0.2]
     """
     counts = np.asarray(counts, dtype=np.float64)
     denominator = np.asarray(totals, dtype=np.float64) + np.asarray(n_outcomes) * alpha
@@ -164,6 +225,16 @@ def dirichlet_mode(counts, alpha, *, axis: int = -1, allow_boundary: bool = Fals
     ------
     BoundaryModeError
         When the mode is not interior (and ``allow_boundary`` does not cover the case).
+
+    Examples
+    --------
+    With α = λ + 1 = 2 the mode is add-1 (Laplace) smoothing:
+
+    >>> from bayesgen.closed_form import dirichlet_mode
+    >>> dirichlet_mode([2, 2, 1], 2).round(3).tolist()
+    [0.375, 0.375, 0.25]
+    >>> dirichlet_mode([2, 0, 1], 1, allow_boundary=True).round(3).tolist()
+    [0.667, 0.0, 0.333]
     """
     shifted = np.asarray(counts, dtype=np.float64) + np.asarray(alpha, dtype=np.float64) - 1.0
     if np.any(shifted < 0):
@@ -252,6 +323,14 @@ def bernoulli_nb(
     feature_names : sequence of str, optional
         Names of the columns of X (e.g. a vectorizer's vocabulary); default DataFrame column
         names or ``x0, x1, ...``.
+
+    Examples
+    --------
+    >>> from bayesgen.closed_form import bernoulli_nb
+    >>> X = [[1, 1, 0], [1, 0, 0], [0, 1, 1], [0, 0, 1]]
+    >>> est = bernoulli_nb(X, ["ham", "ham", "spam", "spam"], alpha=1)
+    >>> est["feature_prob"].sel({"class": "spam"}).values.round(3).tolist()
+    [0.25, 0.5, 0.75]
     """
     return _fit(
         "bernoulli_nb",
@@ -291,6 +370,14 @@ def categorical_nb(
     feature_names : sequence of str, optional
         Names of the columns of X (e.g. a vectorizer's vocabulary); default DataFrame column
         names or ``x0, x1, ...``.
+
+    Examples
+    --------
+    >>> from bayesgen.closed_form import categorical_nb
+    >>> X = [[0, 2], [1, 2], [0, 0], [1, 1]]
+    >>> est = categorical_nb(X, ["a", "a", "b", "b"], alpha=1)
+    >>> est["feature_prob"].sel({"class": "a", "feature": "x1"}).values.round(3).tolist()
+    [0.2, 0.2, 0.6]
     """
     return _fit(
         "categorical_nb",
@@ -360,6 +447,17 @@ def gda(
         linear form of p(y | x) from the point estimates: for two classes ``coef`` θ = Σ⁻¹(μ₁ - μ₀)
         and ``intercept`` θ₀ = -½(μ₁ᵀΣ⁻¹μ₁ - μ₀ᵀΣ⁻¹μ₀) + log(φ / (1 - φ)); for K classes
         ``coef`` w_k = Σ⁻¹μ_k and ``intercept`` b_k = -½ μ_kᵀΣ⁻¹μ_k + log π_k.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayesgen.closed_form import gda
+    >>> X = np.array([[0.0, 1.0], [1.0, 0.5], [0.5, 0.0], [3.0, 3.5], [4.0, 3.0], [3.5, 4.0]])
+    >>> est = gda(X, [0, 0, 0, 1, 1, 1], prior=None)
+    >>> est["mu"].values.round(3).tolist()
+    [[0.5, 0.5], [3.5, 3.5]]
+    >>> est["cov"].values.round(3).tolist()
+    [[0.167, -0.083], [-0.083, 0.167]]
     """
     return _fit("gda", X, y, class_alpha=class_alpha, prior=prior, feature_names=feature_names)
 
@@ -394,6 +492,17 @@ def qda(
         ``class_count``, ``class_mean``, ``scatter`` (class, feature, feature2);
         ``class_prob``/``class_prob_mle``, ``mu``/``mu_mle`` (class, feature) and
         ``cov``/``cov_mle`` (class, feature, feature2). See :mod:`bayesgen.families.qda`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayesgen.closed_form import qda
+    >>> X = np.array([[0.0, 1.0], [1.0, 0.5], [0.5, 0.0], [3.0, 3.5], [4.0, 3.0], [3.5, 4.0]])
+    >>> est = qda(X, [0, 0, 0, 1, 1, 1])
+    >>> est["cov"].dims
+    ('class', 'feature', 'feature2')
+    >>> est["mu"].values.round(2).tolist()
+    [[0.5, 0.5], [3.5, 3.5]]
     """
     return _fit("qda", X, y, class_alpha=class_alpha, prior=prior, feature_names=feature_names)
 
@@ -410,6 +519,18 @@ def log_prob_terms(count, total, alpha: float, n_outcomes) -> tuple[np.ndarray, 
     zero-probability events wins outright, and ties are settled by the finite parts. This keeps
     the MLE's answers where they are defined and gives the "NIPS" document (a word unseen in
     every class, 0/0 in the lecture notes) a finite answer instead of NaN.
+
+    Examples
+    --------
+    With λ = 0 a zero count gets order 1 (probability 0) and a finite part instead of log 0:
+
+    >>> from bayesgen.closed_form import log_prob_terms
+    >>> order, finite = log_prob_terms([3, 0], 3, alpha=0, n_outcomes=2)
+    >>> order.tolist(), finite.round(3).tolist()
+    ([0.0, 1.0], [0.0, -1.099])
+    >>> order, finite = log_prob_terms([3, 0], 3, alpha=1, n_outcomes=2)
+    >>> order.tolist(), finite.round(3).tolist()
+    ([0.0, 0.0], [-0.223, -1.609])
     """
     count = np.asarray(count, dtype=np.float64)
     total = np.broadcast_to(np.asarray(total, dtype=np.float64), count.shape)
@@ -434,6 +555,16 @@ def joint_log_likelihood(estimates: xr.Dataset, X) -> tuple[np.ndarray, np.ndarr
     order : ndarray of shape (n_samples, n_classes) or None
         Powers of λ → 0 (see :func:`log_prob_terms`); None unless λ = 0 leaves zero
         probabilities.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayesgen.closed_form import joint_log_likelihood, multinomial_nb
+    >>> X = [[1, 1, 0], [1, 1, 0], [1, 1, 1], [0, 0, 3]]
+    >>> est = multinomial_nb(X, ["ham", "spam", "spam", "ham"], alpha=1)
+    >>> joint, order = joint_log_likelihood(est, [[0, 0, 2]])
+    >>> joint.round(3).tolist(), order is None
+    ([[-2.079, -3.466]], True)
     """
     model_family = family(estimates)
     X = model_family.prediction_features(estimates, X)
@@ -445,13 +576,31 @@ def predict_proba(estimates: xr.Dataset, X) -> np.ndarray:
 
     Computed in log space with log-sum-exp, so tens of thousands of features do not underflow.
     With λ = 0 the answer is the limit λ → 0⁺ of add-λ (see :func:`log_prob_terms`).
+
+    Examples
+    --------
+    >>> from bayesgen.closed_form import multinomial_nb, predict_proba
+    >>> X = [[1, 1, 0], [1, 1, 0], [1, 1, 1], [0, 0, 3]]
+    >>> est = multinomial_nb(X, ["ham", "spam", "spam", "ham"], alpha=1)
+    >>> predict_proba(est, [[0, 0, 2], [2, 1, 0]]).round(3)
+    array([[0.8  , 0.2  ],
+           [0.229, 0.771]])
     """
     joint, order = joint_log_likelihood(estimates, X)
     return normalize_log_proba(joint, order)
 
 
 def predict(estimates: xr.Dataset, X) -> np.ndarray:
-    """Most probable class label for every row of X."""
+    """Most probable class label for every row of X.
+
+    Examples
+    --------
+    >>> from bayesgen.closed_form import multinomial_nb, predict
+    >>> X = [[1, 1, 0], [1, 1, 0], [1, 1, 1], [0, 0, 3]]
+    >>> est = multinomial_nb(X, ["ham", "spam", "spam", "ham"], alpha=1)
+    >>> predict(est, [[0, 0, 2], [2, 1, 0]]).tolist()
+    ['ham', 'spam']
+    """
     classes = estimates["class"].values
     return classes[np.argmax(predict_proba(estimates, X), axis=1)]
 
@@ -469,6 +618,18 @@ def posterior_predictive_proba(estimates: xr.Dataset, X) -> np.ndarray:
       the exact predictive *equals* the add-λ plug-in.
 
     The class term is E[π_k] = (N_k + a) / (N + K a) in every case. Needs λ > 0.
+
+    Examples
+    --------
+    For a document of more than one word the exact predictive is less confident than the plug-in:
+
+    >>> from bayesgen.closed_form import multinomial_nb, posterior_predictive_proba, predict_proba
+    >>> X = [[1, 1, 0], [1, 1, 0], [1, 1, 1], [0, 0, 3]]
+    >>> est = multinomial_nb(X, ["ham", "spam", "spam", "ham"], alpha=1)
+    >>> posterior_predictive_proba(est, [[0, 0, 2]]).round(3).tolist()
+    [[0.769, 0.231]]
+    >>> predict_proba(est, [[0, 0, 2]]).round(3).tolist()
+    [[0.8, 0.2]]
     """
     model_family = family(estimates)
     X = model_family.prediction_features(estimates, X)

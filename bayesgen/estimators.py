@@ -135,6 +135,22 @@ class BernoulliNB(NaiveBayesClassifier):
     Notes
     -----
     The fitted attributes are those of :class:`MultinomialNB`.
+
+    Examples
+    --------
+    Which words a message contains, from the bundled toy corpus:
+
+    >>> from bayesgen import BernoulliNB
+    >>> from bayesgen.data import vectorize_text
+    >>> from bayesgen.datasets import load_toy_spam
+    >>> texts, labels = load_toy_spam()
+    >>> X, vectorizer = vectorize_text(texts, binary=True)
+    >>> clf = BernoulliNB(inference="conjugate", compute_map=False, draws=200, random_seed=0)
+    >>> clf.fit(X, labels, feature_names=vectorizer.get_feature_names_out()).classes_.tolist()
+    ['ham', 'spam']
+    >>> new = vectorizer.transform(["win a free prize now", "see you at lunch tomorrow"])
+    >>> clf.predict(new).tolist()
+    ['spam', 'ham']
     """
     )
 
@@ -207,6 +223,19 @@ class CategoricalNB(NaiveBayesClassifier):
     ----------
     feature_log_prob_ : list of ndarray
         One (n_classes, K_n) array per feature, as scikit-learn's ``CategoricalNB``.
+
+    Examples
+    --------
+    Two integer-coded features (say outlook 0-2 and wind 0-1):
+
+    >>> from bayesgen import CategoricalNB
+    >>> X = [[0, 0], [0, 1], [1, 0], [2, 0], [2, 1], [1, 1]]
+    >>> y = ["no", "no", "yes", "yes", "no", "yes"]
+    >>> clf = CategoricalNB(inference="conjugate", compute_map=False, draws=200, random_seed=0)
+    >>> clf.fit(X, y).n_categories_.tolist()
+    [3, 2]
+    >>> clf.predict_proba([[1, 0]]).round(2)
+    array([[0.18, 0.82]])
     """
     )
 
@@ -294,6 +323,20 @@ class GaussianDiscriminantAnalysis(GenerativeClassifier):
     coef_, intercept_ : ndarray
         Posterior means of the linear form; shapes as scikit-learn's
         ``LinearDiscriminantAnalysis`` ((1, n_features) and (1,) for two classes).
+
+    Examples
+    --------
+    >>> from bayesgen import GaussianDiscriminantAnalysis
+    >>> X = [[0.0, 1.0], [1.0, 0.5], [0.5, 0.0], [3.0, 3.5], [4.0, 3.0], [3.5, 4.0]]
+    >>> y = ["a", "a", "a", "b", "b", "b"]
+    >>> clf = GaussianDiscriminantAnalysis(
+    ...     inference="conjugate", compute_map=False, draws=500, random_seed=0
+    ... )
+    >>> clf.fit(X, y).predict([[0.5, 0.5], [3.0, 3.0]]).tolist()
+    ['a', 'b']
+    >>> clf.means_.round(1)
+    array([[0.5, 0.5],
+           [3.5, 3.5]])
     """
     )
 

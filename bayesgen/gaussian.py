@@ -41,6 +41,18 @@ class NormalInverseWishart:
         Ψ₀, positive definite. Default (ν₀ - D - 1) diag(s²) with s² the overall variance of each
         feature, so that the prior mean of Σ is diag(s²) (for ν₀ ≤ D + 1, where that mean does
         not exist, diag(s²)).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayesgen.closed_form import NormalInverseWishart, gda
+    >>> X = np.array([[0.0, 1.0], [1.0, 0.5], [0.5, 0.0], [3.0, 3.5], [4.0, 3.0], [3.5, 4.0]])
+    >>> prior = NormalInverseWishart(kappa=1.0)
+    >>> resolved = prior.resolve(X, ["x0", "x1"])
+    >>> resolved["mean"].tolist(), float(resolved["dof"])
+    ([2.0, 2.0], 4.0)
+    >>> gda(X, [0, 0, 0, 1, 1, 1], prior=prior)["mu"].values.round(3).tolist()
+    [[0.875, 0.875], [3.125, 3.125]]
     """
 
     mean: np.ndarray | None = None
@@ -132,7 +144,19 @@ def merge_class_moments(first: tuple, second: tuple) -> tuple[np.ndarray, ...]:
 
 
 def niw_posterior(class_count, class_mean, scatter, prior: dict) -> dict:
-    """Hyperparameters (m_k, κ_k, ν_N, Ψ_N) of the normal-inverse-Wishart posterior."""
+    """Hyperparameters (m_k, κ_k, ν_N, Ψ_N) of the normal-inverse-Wishart posterior.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayesgen.closed_form import niw_posterior
+    >>> prior = {"mean": np.zeros(1), "kappa": 1.0, "dof": 3.0, "scale": np.eye(1)}
+    >>> post = niw_posterior(np.array([3.0]), np.array([[2.0]]), np.array([[1.5]]), prior)
+    >>> post["mean"].tolist(), post["kappa"].tolist(), float(post["dof"])
+    ([[1.5]], [4.0], 6.0)
+    >>> post["scale"].tolist()  # 1 + 1.5 + (1 * 3 / 4) * 2^2
+    [[5.5]]
+    """
     kappa_post = prior["kappa"] + class_count
     mean_post = (prior["kappa"] * prior["mean"] + class_count[:, None] * class_mean) / kappa_post[
         :, None
@@ -153,6 +177,16 @@ def gda_linear_form(class_prob, mu, cov) -> tuple[np.ndarray, np.ndarray]:
 
     Works on a batch of draws: ``class_prob`` (..., K), ``mu`` (..., K, D), ``cov`` (..., D, D).
     Two classes reduce to the logistic θ = w_1 - w_0, θ₀ = b_1 - b_0.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayesgen.closed_form import gda_linear_form
+    >>> coef, intercept = gda_linear_form(np.array([0.5, 0.5]), np.array([[0.0], [2.0]]), np.eye(1))
+    >>> coef.tolist()
+    [[0.0], [2.0]]
+    >>> (intercept - np.log(0.5)).tolist()  # -1/2 mu_k^2
+    [0.0, -2.0]
     """
     mu = np.asarray(mu)
     coef = np.linalg.solve(cov[..., None, :, :], mu[..., None])[..., 0]
@@ -170,6 +204,18 @@ def check_pooled_covariance(
     of its own sum of squares Σ_i x_ij² = S_jj + Σ_k N_k x̄_kj² (so features in very different
     units are judged each on its own scale); that needs ``class_mean`` (n_classes,
     n_features). Without it, the scatter is compared with the largest one.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayesgen.closed_form import check_pooled_covariance
+    >>> scatter = np.array([[4.0, 0.0], [0.0, 0.0]])  # feature "b" is constant within classes
+    >>> try:
+    ...     check_pooled_covariance(scatter, np.array([2.0, 2.0]), ["a", "b"])
+    ... except ValueError as error:
+    ...     print(error)
+    X: the pooled covariance is singular because features ['b'] do not vary within classes.
+    Drop them, or fit with a prior (prior=NormalInverseWishart()).
     """
     n_samples, n_classes = class_count.sum(), len(class_count)
     n_features = scatter.shape[0]

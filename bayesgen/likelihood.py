@@ -16,18 +16,53 @@ def multinomial_log_likelihood(X, log_class_prob, log_feature_prob) -> np.ndarra
     """Joint log-likelihood log p(x, y = k) up to a constant, shape (..., n_samples, n_classes).
 
     The multinomial coefficient of each document is the same for every class and is dropped.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayesgen.closed_form import multinomial_log_likelihood
+    >>> log_class_prob = np.log([0.5, 0.5])
+    >>> log_feature_prob = np.log([[0.5, 0.5], [0.9, 0.1]])
+    >>> joint = multinomial_log_likelihood(np.array([[2, 0]]), log_class_prob, log_feature_prob)
+    >>> np.exp(joint).round(3).tolist()  # 0.5 * 0.5^2 and 0.5 * 0.9^2
+    [[0.125, 0.405]]
     """
     return linear_in_x(X, log_feature_prob) + log_class_prob[..., None, :]
 
 
 def bernoulli_log_likelihood(X, log_class_prob, log_feature_prob, log1m_feature_prob):
-    """Σ_j [x_j log φ_jk + (1 - x_j) log(1 - φ_jk)] + log π_k; absent features count too."""
+    """Σ_j [x_j log φ_jk + (1 - x_j) log(1 - φ_jk)] + log π_k; absent features count too.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayesgen.closed_form import bernoulli_log_likelihood
+    >>> phi = np.array([[0.5, 0.5], [0.9, 0.2]])
+    >>> joint = bernoulli_log_likelihood(
+    ...     np.array([[1, 0]]), np.log([0.5, 0.5]), np.log(phi), np.log1p(-phi)
+    ... )
+    >>> np.exp(joint).round(3).tolist()  # 0.5 * 0.5 * 0.5 and 0.5 * 0.9 * 0.8
+    [[0.125, 0.36]]
+    """
     presence = linear_in_x(X, log_feature_prob - log1m_feature_prob)
     return presence + (log1m_feature_prob.sum(axis=-1) + log_class_prob)[..., None, :]
 
 
 def categorical_log_likelihood(codes, log_class_prob, log_feature_prob) -> np.ndarray:
-    """Σ_n log P(x_n | y = k) + log π_k with ``log_feature_prob`` of shape (..., K, F, C)."""
+    """Σ_n log P(x_n | y = k) + log π_k with ``log_feature_prob`` of shape (..., K, F, C).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayesgen.closed_form import categorical_log_likelihood
+    >>> # 2 classes, 1 feature with 3 categories
+    >>> feature_prob = np.array([[[0.2, 0.2, 0.6]], [[0.5, 0.25, 0.25]]])
+    >>> joint = categorical_log_likelihood(
+    ...     np.array([[2], [0]]), np.log([0.5, 0.5]), np.log(feature_prob)
+    ... )
+    >>> np.exp(joint).round(3).tolist()
+    [[0.3, 0.125], [0.1, 0.25]]
+    """
     codes = np.asarray(codes.toarray() if sp.issparse(codes) else codes, dtype=np.int64)
     features = np.arange(codes.shape[1])
     picked = log_feature_prob[..., :, features, codes]  # (..., K, n, F)
@@ -35,7 +70,17 @@ def categorical_log_likelihood(codes, log_class_prob, log_feature_prob) -> np.nd
 
 
 def linear_log_likelihood(X, coef, intercept) -> np.ndarray:
-    """x·w_k + b_k: GDA's log p(x, y = k) up to the class-independent quadratic term."""
+    """x·w_k + b_k: GDA's log p(x, y = k) up to the class-independent quadratic term.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayesgen.closed_form import linear_log_likelihood
+    >>> coef = np.array([[0.0, 0.0], [1.0, -1.0]])
+    >>> intercept = np.array([0.0, 0.5])
+    >>> linear_log_likelihood(np.array([[2.0, 1.0]]), coef, intercept).tolist()
+    [[0.0, 1.5]]
+    """
     return linear_in_x(X, coef) + intercept[..., None, :]
 
 
@@ -52,7 +97,17 @@ def linear_in_x(X, weights) -> np.ndarray:
 
 def normalize_log_proba(joint: np.ndarray, order: np.ndarray | None = None) -> np.ndarray:
     """Softmax over the last axis, in log space; with ``order``, lexicographic (see
-    :func:`log_prob_terms`): only classes of the smallest order keep probability."""
+    :func:`log_prob_terms`): only classes of the smallest order keep probability.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayesgen.closed_form import normalize_log_proba
+    >>> normalize_log_proba(np.log([[1.0, 3.0]])).round(3).tolist()
+    [[0.25, 0.75]]
+    >>> normalize_log_proba(np.log([[1.0, 3.0]]), order=np.array([[0.0, 1.0]])).tolist()
+    [[1.0, 0.0]]
+    """
     if order is not None:
         lowest = order.min(axis=-1, keepdims=True)
         joint = np.where(np.isclose(order, lowest, rtol=0, atol=1e-9), joint, -np.inf)
