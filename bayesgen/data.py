@@ -47,6 +47,17 @@ class TrainingData:
         Whether the feature names came with the data (DataFrame columns) rather than by default.
     sample_weight : ndarray of shape (n_samples,) or None
         Positive float64 weights of the rows (see :mod:`bayesgen.statistics`); None: all 1.
+
+    Examples
+    --------
+    :func:`check_training_data` returns one:
+
+    >>> from bayesgen.data import check_training_data
+    >>> data = check_training_data([[1, 0], [0, 2], [3, 1]], [0, 1, 1], kind="count")
+    >>> type(data).__name__, data.n_samples, data.n_features, data.names_given
+    ('TrainingData', 3, 2, False)
+    >>> data.feature_names.tolist()
+    ['x0', 'x1']
     """
 
     X: np.ndarray | sp.csr_array
@@ -93,6 +104,19 @@ def check_training_data(
     ------
     ValueError, TypeError
         With a message naming the argument, what was expected and what came.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from bayesgen.data import check_training_data
+    >>> X = pd.DataFrame({"free": [2, 0, 1], "lunch": [0, 3, 1]})
+    >>> data = check_training_data(X, ["spam", "ham", "ham"], kind="count")
+    >>> data.y.tolist(), data.classes.tolist(), data.feature_names.tolist()
+    ([1, 0, 0], ['ham', 'spam'], ['free', 'lunch'])
+    >>> check_training_data([[0.5, 1.0]] * 2, ["a", "b"], kind="binary")
+    Traceback (most recent call last):
+        ...
+    ValueError: X: ...
     """
     X, names, names_given = check_features(X, kind=kind, binarize=binarize)
     if feature_names is not None:
@@ -174,6 +198,18 @@ def check_features(
     X : ndarray or scipy.sparse.csr_array, float64
     feature_names : ndarray of str
     names_given : bool
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayesgen.data import check_features
+    >>> X, names, names_given = check_features(np.array([[1, 0], [2, 3]]), kind="count")
+    >>> X.dtype, names.tolist(), names_given
+    (dtype('float64'), ['x0', 'x1'], False)
+    >>> check_features([[1, -1]], kind="count")
+    Traceback (most recent call last):
+        ...
+    ValueError: X: ...
     """
     binarize = check_binarize(binarize)
     if X is None:
@@ -215,7 +251,20 @@ def check_prediction_features(
     names_given: bool,
     binarize: float | None = None,
 ) -> np.ndarray | sp.csr_array:
-    """Validate X at prediction time against what the model was fitted on."""
+    """Validate X at prediction time against what the model was fitted on.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayesgen.data import check_prediction_features
+    >>> names = np.array(["free", "lunch"])
+    >>> check_prediction_features([[1, 0]], kind="count", feature_names=names, names_given=True)
+    array([[1., 0.]])
+    >>> check_prediction_features([[1, 0, 2]], kind="count", feature_names=names, names_given=True)
+    Traceback (most recent call last):
+        ...
+    ValueError: X has 3 features, but the model was fitted with 2 features. ...
+    """
     X_checked, names, given = check_features(X, kind=kind, binarize=binarize)
     n_expected = len(feature_names)
     if X_checked.shape[1] != n_expected:

@@ -27,6 +27,13 @@ def load_toy_spam() -> tuple[list[str], list[str]]:
     texts : list of str
     labels : list of str
         "ham" or "spam".
+
+    Examples
+    --------
+    >>> from bayesgen.datasets import load_toy_spam
+    >>> texts, labels = load_toy_spam()
+    >>> len(texts), labels.count("spam")
+    (50, 20)
     """
     with resources.files("bayesgen").joinpath("_data/toy_spam.tsv").open(encoding="utf-8") as f:
         frame = pd.read_csv(f, sep="\t")
@@ -34,7 +41,7 @@ def load_toy_spam() -> tuple[list[str], list[str]]:
 
 
 def load_sms_spam(path=None, *, download: bool = False) -> tuple[list[str], list[str]]:
-    """The UCI SMS Spam Collection: 5,574 messages labelled "ham" or "spam".
+    r"""The UCI SMS Spam Collection: 5,574 messages labelled "ham" or "spam".
 
     Parameters
     ----------
@@ -47,6 +54,20 @@ def load_sms_spam(path=None, *, download: bool = False) -> tuple[list[str], list
     Returns
     -------
     texts, labels : list of str
+
+    Examples
+    --------
+    A local copy in the UCI format (``label<TAB>text`` lines):
+
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from bayesgen.datasets import load_sms_spam
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     path = Path(folder) / "SMSSpamCollection"
+    ...     _ = path.write_text("ham\tSee you soon\nspam\tWIN a prize now\n", encoding="utf-8")
+    ...     texts, labels = load_sms_spam(path)
+    >>> texts, labels
+    (['See you soon', 'WIN a prize now'], ['ham', 'spam'])
     """
     if path is not None:
         path = Path(path)
@@ -89,6 +110,20 @@ def read_table(path) -> pd.DataFrame:
     ValueError
         Naming the file: an unknown suffix, an empty file, a header without data rows, text
         that is not UTF-8, or a line that does not parse.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> import pandas as pd
+    >>> from bayesgen.datasets import read_table
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     path = Path(folder) / "messages.csv"
+    ...     table = {"text": ["free prize", "lunch at noon"], "label": ["spam", "ham"]}
+    ...     pd.DataFrame(table).to_csv(path, index=False)
+    ...     frame = read_table(path)
+    >>> frame.shape, frame.columns.tolist()
+    ((2, 2), ['text', 'label'])
     """
     path = Path(path)
     if not path.exists():

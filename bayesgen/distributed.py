@@ -51,6 +51,14 @@ def is_dask_collection(value) -> bool:
     """Whether ``value`` is a Dask collection (array, DataFrame, Series, delayed).
 
     Never imports Dask: without it in ``sys.modules`` no Dask collection can exist.
+
+    Examples
+    --------
+    >>> import dask.array as da
+    >>> import numpy as np
+    >>> from bayesgen.distributed import is_dask_collection
+    >>> is_dask_collection(da.zeros((4, 2), chunks=2)), is_dask_collection(np.zeros((4, 2)))
+    (True, False)
     """
     if sys.modules.get("dask") is None:  # not imported, or blocked
         return False
@@ -60,7 +68,15 @@ def is_dask_collection(value) -> bool:
 
 
 def has_dask_input(*values) -> bool:
-    """Whether any of ``values`` (X, y, sample_weight) is a Dask collection."""
+    """Whether any of ``values`` (X, y, sample_weight) is a Dask collection.
+
+    Examples
+    --------
+    >>> import dask.array as da
+    >>> from bayesgen.distributed import has_dask_input
+    >>> has_dask_input([[1, 0]], da.from_array([0], chunks=1)), has_dask_input([[1, 0]], [0])
+    (True, False)
+    """
     return any(is_dask_collection(value) for value in values)
 
 
@@ -106,6 +122,20 @@ def sufficient_statistics(
     TypeError, ValueError
         As for in-memory data (the message names the chunk), and for y or ``sample_weight``
         not split like X.
+
+    Examples
+    --------
+    Word counts in two chunks of two rows:
+
+    >>> import dask.array as da
+    >>> import numpy as np
+    >>> from bayesgen.distributed import sufficient_statistics
+    >>> from bayesgen.families import family
+    >>> X = da.from_array(np.array([[1, 1, 0], [1, 1, 0], [1, 1, 1], [0, 0, 3]]), chunks=(2, 3))
+    >>> y = da.from_array(np.array([1, 0, 0, 1]), chunks=2)
+    >>> stats = sufficient_statistics(family("multinomial_nb"), X, y)
+    >>> stats["feature_count"].values.tolist(), stats.attrs["dask_chunks"]
+    ([[2.0, 2.0, 1.0], [1.0, 1.0, 3.0]], 2)
     """
     import dask
 
@@ -149,7 +179,22 @@ def sufficient_statistics(
 def fit(family, X, y, **options) -> xr.Dataset:
     """A closed-form fit (:mod:`bayesgen.closed_form`) of Dask X and y: the statistics by
     :func:`sufficient_statistics`, then the family's ``from_statistics`` at the prior's
-    options (``alpha``, ``class_alpha``, ``prior``); the rest go to the statistics."""
+    options (``alpha``, ``class_alpha``, ``prior``); the rest go to the statistics.
+
+    Examples
+    --------
+    The same answer as :func:`bayesgen.closed_form.multinomial_nb` on the NumPy arrays:
+
+    >>> import dask.array as da
+    >>> import numpy as np
+    >>> from bayesgen.distributed import fit
+    >>> from bayesgen.families import family
+    >>> X = da.from_array(np.array([[1, 1, 0], [1, 1, 0], [1, 1, 1], [0, 0, 3]]), chunks=(2, 3))
+    >>> y = da.from_array(np.array([1, 0, 0, 1]), chunks=2)
+    >>> est = fit(family("multinomial_nb"), X, y, alpha=0)
+    >>> est["feature_prob"].sel({"class": 1}).values.tolist()
+    [0.2, 0.2, 0.6]
+    """
     from bayesgen.closed_form import check_smoothing
 
     prior = {name: options.pop(name) for name in _PRIOR_OPTIONS if name in options}

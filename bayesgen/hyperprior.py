@@ -93,7 +93,18 @@ class GammaHyperprior:
 
 
 def check_alpha_prior(value) -> tuple[float, float]:
-    """``alpha_prior`` as (shape, rate) floats; raises naming ``alpha_prior`` otherwise."""
+    """``alpha_prior`` as (shape, rate) floats; raises naming ``alpha_prior`` otherwise.
+
+    Examples
+    --------
+    >>> from bayesgen.hyperprior import check_alpha_prior
+    >>> check_alpha_prior([2, 1])
+    (2.0, 1.0)
+    >>> check_alpha_prior((2, -1))
+    Traceback (most recent call last):
+        ...
+    ValueError: alpha_prior: expected a pair (shape, rate) of finite numbers > 0; got (2, -1).
+    """
     error = GammaHyperprior().error(value)
     if value is None or error is not None:
         raise (error or TypeError)(
@@ -137,6 +148,21 @@ class AlphaPosterior:
         The mode of the density of λ itself (not of log λ).
     scale : float
         The posterior's width in log λ at its mode, 1 / √(−d² log p / du²).
+
+    Examples
+    --------
+    :func:`alpha_posterior` returns one:
+
+    >>> from bayesgen import closed_form
+    >>> from bayesgen.families import family
+    >>> from bayesgen.hyperprior import alpha_posterior
+    >>> X = [[3, 0, 1], [4, 1, 0], [0, 3, 2], [1, 4, 3]]
+    >>> est = closed_form.multinomial_nb(X, ["a", "a", "b", "b"])
+    >>> post = alpha_posterior(family(est).feature_evidence(est), shape=2.0, rate=1.0)
+    >>> round(post.mean, 3), round(post.sd, 3)
+    (1.976, 1.187)
+    >>> bool(abs(post.weights.sum() - 1) < 1e-12)
+    True
     """
 
     shape: float
@@ -222,6 +248,17 @@ def alpha_posterior(evidence, shape: float, rate: float) -> AlphaPosterior:
     Returns
     -------
     AlphaPosterior
+
+    Examples
+    --------
+    >>> from bayesgen import closed_form
+    >>> from bayesgen.families import family
+    >>> from bayesgen.hyperprior import alpha_posterior
+    >>> X = [[3, 0, 1], [4, 1, 0], [0, 3, 2], [1, 4, 3]]
+    >>> est = closed_form.multinomial_nb(X, ["a", "a", "b", "b"])
+    >>> post = alpha_posterior(family(est).feature_evidence(est), shape=2.0, rate=1.0)
+    >>> round(post.mean, 3), round(post.mode, 3)
+    (1.976, 1.214)
     """
 
     def log_p(u):  # log p(u | D) up to a constant: the Jacobian dλ/du = λ adds u
@@ -313,7 +350,18 @@ def posterior_of(estimates: xr.Dataset, alpha_prior) -> AlphaPosterior:
 
 def fitted_alpha(estimates: xr.Dataset) -> float | AlphaPosterior:
     """What a fit's closed forms use for λ: the fixed ``alpha``, or p(λ | D) under its
-    hyperprior."""
+    hyperprior.
+
+    Examples
+    --------
+    >>> from bayesgen import closed_form
+    >>> from bayesgen.hyperprior import fitted_alpha, with_alpha_prior
+    >>> est = closed_form.multinomial_nb([[3, 0], [4, 1], [0, 3], [1, 4]], [0, 0, 1, 1], alpha=0.5)
+    >>> fitted_alpha(est)
+    0.5
+    >>> type(fitted_alpha(with_alpha_prior(est, (2.0, 1.0)))).__name__
+    'AlphaPosterior'
+    """
     prior = fitted_alpha_prior(estimates)
     return float(estimates.attrs["alpha"]) if prior is None else posterior_of(estimates, prior)
 
@@ -327,6 +375,18 @@ def with_alpha_prior(estimates: xr.Dataset, alpha_prior) -> xr.Dataset:
     Returns a new Dataset: ``feature_prob`` becomes θ's posterior mean E_λ[add-λ | D], the
     variable ``alpha`` holds E[λ | D], and attrs ``alpha`` (E[λ | D], the representative λ of
     what needs one number), ``alpha_sd``, ``alpha_prior_shape`` and ``alpha_prior_rate``.
+
+    Examples
+    --------
+    >>> from bayesgen import closed_form
+    >>> from bayesgen.hyperprior import with_alpha_prior
+    >>> X = [[3, 0, 1], [4, 1, 0], [0, 3, 2], [1, 4, 3]]
+    >>> est = closed_form.multinomial_nb(X, ["a", "a", "b", "b"])
+    >>> under_prior = with_alpha_prior(est, (2.0, 1.0))
+    >>> round(under_prior.attrs["alpha"], 3), under_prior.attrs["alpha_prior_shape"]
+    (1.976, 2.0)
+    >>> under_prior["feature_prob"].sel({"class": "a"}).values.round(3).tolist()
+    [0.614, 0.193, 0.193]
     """
     shape, rate = check_alpha_prior(alpha_prior)
     posterior = posterior_of(estimates, (shape, rate))

@@ -27,6 +27,17 @@ def check_labels(y, *, min_classes: int = 2) -> tuple[np.ndarray, np.ndarray]:
     ValueError, TypeError
         For missing labels, a mix of label types, bytes, NUL characters, continuous values,
         more than one column, or fewer than ``min_classes`` classes.
+
+    Examples
+    --------
+    >>> from bayesgen.data import check_labels
+    >>> codes, classes = check_labels(["spam", "ham", "ham", "spam"])
+    >>> codes.tolist(), classes.tolist()
+    ([1, 0, 0, 1], ['ham', 'spam'])
+    >>> check_labels(["spam", "spam"])
+    Traceback (most recent call last):
+        ...
+    ValueError: y: ...
     """
     if y is None:
         # ValueError with scikit-learn's words, which its estimator checks look for.

@@ -37,7 +37,22 @@ _GRID_POINTS = 25
 
 
 class EvidenceBoundaryWarning(UserWarning):
-    """The evidence is largest at a bound of the search (:data:`BOUNDS`)."""
+    """The evidence is largest at a bound of the search (:data:`BOUNDS`).
+
+    Examples
+    --------
+    Word counts that every class shares equally are explained best by λ → ∞:
+
+    >>> import warnings
+    >>> from bayesgen import closed_form
+    >>> from bayesgen.smoothing import EvidenceBoundaryWarning, evidence_alpha
+    >>> est = closed_form.multinomial_nb([[2, 2], [2, 2], [2, 2], [2, 2]], [0, 0, 1, 1])
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     lam = evidence_alpha(est)
+    >>> lam, caught[0].category is EvidenceBoundaryWarning
+    (1000000.0, True)
+    """
 
 
 def evidence_alpha(estimates: xr.Dataset) -> float:
@@ -74,7 +89,17 @@ def evidence_alpha(estimates: xr.Dataset) -> float:
 
 def evidence_class_alpha(estimates: xr.Dataset) -> float:
     """The a that maximises the evidence p(y | a) of a fit's class counts (see
-    :func:`evidence_alpha`; the class counts of any model)."""
+    :func:`evidence_alpha`; the class counts of any model).
+
+    Examples
+    --------
+    >>> from bayesgen import closed_form
+    >>> from bayesgen.smoothing import evidence_class_alpha
+    >>> # six ham messages and one spam (the words do not matter here)
+    >>> est = closed_form.multinomial_nb([[1, 0]] * 7, ["ham"] * 6 + ["spam"])
+    >>> round(evidence_class_alpha(est), 4)
+    1.0399
+    """
     from bayesgen.families.evidence import DirichletEvidence
 
     counts = estimates["class_count"].values[None, :]
@@ -97,6 +122,19 @@ def maximise_evidence(
     Returns
     -------
     float
+
+    Examples
+    --------
+    The evidence of the word counts, as :func:`evidence_alpha` builds it:
+
+    >>> from bayesgen import closed_form
+    >>> from bayesgen.families import family
+    >>> from bayesgen.smoothing import maximise_evidence
+    >>> X = [[3, 0, 1], [4, 1, 0], [0, 3, 2], [1, 4, 3]]
+    >>> est = closed_form.multinomial_nb(X, ["a", "a", "b", "b"])
+    >>> evidence = family(est).feature_evidence(est)
+    >>> round(maximise_evidence(evidence), 4)
+    1.4615
     """
     low, high = np.log(bounds)
     grid = np.linspace(low, high, _GRID_POINTS)
