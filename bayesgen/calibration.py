@@ -114,6 +114,18 @@ class SBCResult:
         The clone's inference ("conjugate" or "nuts").
     prior_alpha : float or None
         The λ the parameters were drawn with, when not the fit's.
+
+    Examples
+    --------
+    >>> from bayesgen import BernoulliNB, sbc
+    >>> X = [[1, 0, 1], [1, 1, 0], [0, 1, 1], [0, 0, 1], [1, 1, 1], [0, 1, 0]]
+    >>> est = BernoulliNB(inference="conjugate", compute_map=False, random_seed=0)
+    >>> result = sbc(est.fit(X, [0, 0, 0, 1, 1, 1]), n_simulations=20, n_draws=19, n_bins=4,
+    ...              random_seed=1)
+    >>> type(result).__name__, result.ranks.shape, result.model
+    ('SBCResult', (20, 8), 'BernoulliNB')
+    >>> sorted(result.p_values.index)
+    ['class_prob', 'feature_prob']
     """
 
     ranks: pd.DataFrame

@@ -101,6 +101,19 @@ class Comparison:
         Whether the optimiser converged; None where that was not recorded (then its values
         are compared as if it had).
     map_message : str
+
+    Examples
+    --------
+    >>> from bayesgen import MultinomialNB
+    >>> X = [[2, 1, 0], [3, 0, 1], [0, 2, 3], [1, 0, 4]]
+    >>> y = ["ham", "ham", "spam", "spam"]
+    >>> est = MultinomialNB(inference="conjugate", compute_map=False, random_seed=0).fit(X, y)
+    >>> from bayesgen import compare
+    >>> result = compare(est)
+    >>> result.ok, result.model, result.inference
+    (True, 'multinomial_nb', 'conjugate')
+    >>> result.table.shape[0]  # 2 class probabilities and 2 x 3 word probabilities
+    8
     """
 
     table: pd.DataFrame

@@ -61,7 +61,19 @@ NO_INTERCEPT_SD = "SD not compared: the spread of the intercept has no closed fo
 
 @dataclass
 class Expected:
-    """One variable's expected values, in its full shape, and which of its scalars get a row."""
+    """One variable's expected values, in its full shape, and which of its scalars get a row.
+
+    Examples
+    --------
+    :func:`class_expected` makes one for the class probabilities:
+
+    >>> from bayesgen import closed_form
+    >>> from bayesgen.checks_expected import class_expected
+    >>> est = closed_form.multinomial_nb([[1, 0], [0, 1], [1, 1]], [0, 1, 1])
+    >>> expected = class_expected(est, class_alpha=1.0)
+    >>> expected.variable, expected.prior, expected.closed_form.round(3).tolist()
+    ('class_prob', 'Dirichlet(1)', [0.4, 0.6])
+    """
 
     variable: str
     keep: np.ndarray  # boolean, the variable's shape
@@ -145,7 +157,21 @@ def dirichlet_kurtosis(concentration, *, axis: int = -1) -> np.ndarray:
 
 
 def class_expected(stats: xr.Dataset, class_alpha: float) -> Expected:
-    """The class probabilities' Dirichlet(N_k + class_alpha) posterior."""
+    """The class probabilities' Dirichlet(N_k + class_alpha) posterior.
+
+    Examples
+    --------
+    Three rows, one of class 0: the posterior is Dirichlet(1 + 1, 2 + 1).
+
+    >>> from bayesgen import closed_form
+    >>> from bayesgen.checks_expected import class_expected
+    >>> est = closed_form.multinomial_nb([[1, 0], [0, 1], [1, 1]], [0, 1, 1])
+    >>> expected = class_expected(est, class_alpha=1.0)
+    >>> expected.closed_form.round(3).tolist(), expected.expected_map.round(3).tolist()
+    ([0.4, 0.6], [0.333, 0.667])
+    >>> expected.closed_form_sd.round(3).tolist()
+    [0.2, 0.2]
+    """
     count = stats["class_count"].values.astype(np.float64)
     mode, status = simplex_mode(count, class_alpha)
     return simplex_block(
@@ -176,7 +202,23 @@ def simplex_block(
 ) -> Expected:
     """The :class:`Expected` of a variable with a Dirichlet(n + α) posterior (with ``beta``, a
     Beta(n + α, N − n + α) one): identities, prior and reasons follow from ``alpha`` and the
-    mode ``status`` of :func:`simplex_mode`."""
+    mode ``status`` of :func:`simplex_mode`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayesgen.checks_expected import simplex_block, simplex_mode
+    >>> from bayesgen.closed_form import add_lambda
+    >>> counts = np.array([2.0, 0.0, 1.0])
+    >>> mode, status = simplex_mode(counts, 1.0)
+    >>> block = simplex_block(
+    ...     "feature_prob", alpha=1.0, keep=np.ones(3, dtype=bool),
+    ...     closed_form=add_lambda(counts, 3, 1.0, 3), closed_form_sd=np.zeros(3),
+    ...     closed_form_kurtosis=np.zeros(3), mle=counts / 3, expected_map=mode, status=status,
+    ... )
+    >>> block.prior, block.closed_form.round(3).tolist()
+    ('Dirichlet(1)', [0.5, 0.167, 0.333])
+    """
     shape = np.shape(closed_form)
     prior_family = "Beta" if beta else "Dirichlet"
     return Expected(
@@ -213,6 +255,16 @@ def simplex_mode(counts, alpha: float, *, active=None) -> tuple[np.ndarray, np.n
     ``NO_MODE_OTHER`` (another outcome of the same simplex has n + α < 1); ``MODE_FLAT`` (all
     n + α = 1). The mode is NaN where none exists. ``active`` marks the outcomes that exist
     (the categorical model's padding is inactive).
+
+    Examples
+    --------
+    >>> from bayesgen.checks_expected import MODE_OK, MODE_ZERO, NO_MODE_HERE, simplex_mode
+    >>> mode, status = simplex_mode([2.0, 0.0, 1.0], alpha=1.0)
+    >>> mode.round(3).tolist(), status.tolist() == [MODE_OK, MODE_ZERO, MODE_OK]
+    ([0.667, 0.0, 0.333], True)
+    >>> mode, status = simplex_mode([2.0, 0.0, 1.0], alpha=0.5)  # n + α < 1: no mode
+    >>> mode.tolist(), int(status[1]) == NO_MODE_HERE
+    ([nan, nan, nan], True)
     """
     counts = np.asarray(counts, dtype=np.float64)
     active = np.ones(counts.shape, dtype=bool) if active is None else np.asarray(active)

@@ -161,6 +161,17 @@ def leave_one_out(est, *, method: str = "auto") -> LeaveOneOut:
     -----
     UserWarning
         "psis" with rows whose Pareto k is too large for a reliable estimate.
+
+    Examples
+    --------
+    >>> import bayesgen
+    >>> from bayesgen.loo import leave_one_out
+    >>> X = [[2, 0, 1], [3, 1, 0], [0, 2, 3], [1, 3, 2], [2, 1, 0], [0, 1, 4]]
+    >>> y = ["ham", "ham", "spam", "spam", "ham", "spam"]
+    >>> est = bayesgen.MultinomialNB(inference="conjugate", compute_map=False, random_seed=0)
+    >>> loo = leave_one_out(est.fit(X, y))
+    >>> loo.method, loo.proba.shape, loo.y_codes.tolist()
+    ('exact', (6, 2), [0, 0, 1, 1, 0, 1])
     """
     if method not in METHODS:
         raise ValueError(f"method: expected one of {list(METHODS)}; got {method!r}.")

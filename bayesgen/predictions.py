@@ -35,6 +35,19 @@ def predictive_probabilities(est, X) -> dict[str, np.ndarray]:
         (``est.predict_proba``); ``"exact predictive"``: the parameters integrated out
         analytically (Dirichlet-multinomial, or the add-λ plug-in for Bernoulli and categorical
         features; a multivariate Student-t for conjugate GDA; absent under the LKJ prior).
+
+    Examples
+    --------
+    >>> from bayesgen import MultinomialNB
+    >>> X = [[2, 1, 0], [3, 0, 1], [0, 2, 3], [1, 0, 4]]
+    >>> y = ["ham", "ham", "spam", "spam"]
+    >>> est = MultinomialNB(inference="conjugate", compute_map=False, random_seed=0).fit(X, y)
+    >>> from bayesgen import predictive_probabilities
+    >>> methods = predictive_probabilities(est, [[0, 1, 3]])
+    >>> sorted(methods)
+    ['exact predictive', 'plug-in add-λ', 'posterior mean p(y|x)']
+    >>> methods["exact predictive"].round(3).tolist()
+    [[0.054, 0.946]]
     """
     est.check_fitted()
     stats = est.closed_form_
@@ -71,6 +84,19 @@ def compare_predictions(est, X, y) -> pd.DataFrame:
         original score, the mean over examples of Σ_k (p_k − [y = k])², between 0 and 2),
         ``max_abs_diff_vs_posterior_mean`` (the largest ``|Δp|`` over examples and classes against
         the posterior-mean p(y | x)) and ``worst_example`` (the row where it occurs).
+
+    Examples
+    --------
+    >>> from bayesgen import MultinomialNB
+    >>> X = [[2, 1, 0], [3, 0, 1], [0, 2, 3], [1, 0, 4]]
+    >>> y = ["ham", "ham", "spam", "spam"]
+    >>> est = MultinomialNB(inference="conjugate", compute_map=False, random_seed=0).fit(X, y)
+    >>> from bayesgen import compare_predictions
+    >>> table = compare_predictions(est, [[0, 1, 3], [4, 1, 0]], ["spam", "ham"])
+    >>> table.index.tolist()  # no MAP row values: this fit has no MAP
+    ['plug-in add-λ', 'MAP', 'posterior mean p(y|x)', 'exact predictive']
+    >>> table.loc["exact predictive", ["accuracy", "log_loss"]].astype(float).round(3).tolist()
+    [1.0, 0.037]
     """
     from sklearn.metrics import accuracy_score, brier_score_loss, log_loss
 

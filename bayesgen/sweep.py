@@ -65,6 +65,21 @@ def lambda_sweep(
         One row per λ and feature probability: ``lambda``, ``variable``, ``coords``,
         ``add_lambda``, ``posterior_mean``, ``posterior_mcse``, ``z`` and ``map_alpha_plus_1``
         (NaN without ``compute_map``). Plot it with :func:`plot_lambda_sweep`.
+
+    Examples
+    --------
+    >>> from bayesgen import lambda_sweep
+    >>> X = [[2, 1, 0], [3, 0, 1], [0, 2, 3], [1, 0, 4]]
+    >>> df = lambda_sweep(X, ["ham", "ham", "spam", "spam"], lambdas=(0.5, 1), draws=200,
+    ...                   compute_map=False)
+    >>> df.shape  # 2 λ × 2 classes × 3 words
+    (12, 8)
+    >>> df[["lambda", "coords", "add_lambda"]].head(2).round(3)
+       lambda   coords  add_lambda
+    0     0.5  ham, x0       0.647
+    1     0.5  ham, x1       0.176
+    >>> bool((df["z"].abs() < 4).all())  # posterior mean = add-λ up to Monte Carlo error
+    True
     """
     import bayesgen
     from bayesgen.families import FAMILIES
@@ -135,6 +150,18 @@ def plot_lambda_sweep(df: pd.DataFrame, *, parameters=None, max_parameters: int 
     Returns
     -------
     matplotlib.figure.Figure
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> from bayesgen import lambda_sweep, plot_lambda_sweep
+    >>> X = [[2, 1, 0], [3, 0, 1], [0, 2, 3], [1, 0, 4]]
+    >>> df = lambda_sweep(X, ["ham", "ham", "spam", "spam"], lambdas=(0.5, 1), draws=200,
+    ...                   compute_map=False)
+    >>> fig = plot_lambda_sweep(df, max_parameters=2)
+    >>> type(fig).__name__, len(fig.axes)
+    ('Figure', 1)
     """
     from matplotlib.figure import Figure
     from matplotlib.lines import Line2D

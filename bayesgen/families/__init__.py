@@ -24,6 +24,19 @@ def family(model: str | xr.Dataset) -> Family:
     ------
     ValueError
         For a name no family has.
+
+    Examples
+    --------
+    >>> from bayesgen import closed_form
+    >>> from bayesgen.families import family
+    >>> family("multinomial_nb").estimator
+    'MultinomialNB'
+    >>> family(closed_form.bernoulli_nb([[1, 0], [0, 1]], [0, 1])).name
+    'bernoulli_nb'
+    >>> family("naive")
+    Traceback (most recent call last):
+        ...
+    ValueError: model: expected one of [...]; got 'naive'.
     """
     name = model.attrs.get("model") if isinstance(model, xr.Dataset) else model
     try:
