@@ -1,8 +1,11 @@
 """Sphinx configuration for the bayesgen documentation.
 
-The build needs no network: no intersphinx inventories are fetched, and the gallery images are
-drawn locally by ``_scripts/make_gallery.py`` before the pages are read. (The rendered HTML
-loads MathJax from its CDN when a reader opens a page, which is Sphinx's default.)
+Neither the build nor a reader needs a network: no intersphinx inventories are fetched, the
+gallery images are drawn locally by ``_scripts/make_gallery.py`` before the pages are read, and
+the maths is typeset by the copy of MathJax that the ``sphinx-mathjax-offline`` package ships,
+copied into ``_static/mathjax`` of the built site (Sphinx's default would load MathJax from a
+CDN, so a reader without internet would see raw ``\\(...\\)`` LaTeX).
+``tests/test_docs_render.py`` opens every built page in headless Chromium to check this.
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ extensions = [
     "sphinx.ext.autodoc",
     "sphinx.ext.autosummary",  # numpydoc loads it anyway; it must not generate stub pages
     "sphinx.ext.mathjax",
+    "sphinx-mathjax-offline",  # its module name has hyphens: MathJax 3.2.2, no CDN
     "sphinx.ext.viewcode",
     "numpydoc",
     "sphinx_copybutton",
@@ -78,6 +82,8 @@ html_theme_options = {
     "footer_start": ["copyright"],
     "footer_end": ["sphinx-version", "theme-version"],
 }
+# Without a default mode the theme's script logs "Got invalid theme mode" on a first visit.
+html_context = {"default_mode": "auto"}
 html_show_sourcelink = False
 copybutton_prompt_text = r"\$ |>>> |\.\.\. "
 copybutton_prompt_is_regexp = True

@@ -1,0 +1,322 @@
+"""The built documentation as a reader sees it: every page opened in headless Chromium, offline.
+
+The site is built once per module with the same command as ``make docs`` (warnings are errors)
+into a temporary folder. Chromium runs with every host name unresolvable and the network
+emulated as offline, so a page that needs a CDN (MathJax's, by Sphinx's default) shows here what
+it shows a reader without internet: raw ``\\(...\\)`` LaTeX. Each page is checked for what a
+person sees: a title and a heading, non-empty main text, every image loaded, every formula
+typeset by MathJax without a TeX error, no raw TeX left in the text, nothing fetched from
+outside the site and no error in the console. The last tests show, on small synthetic pages,
+that each of those checks fails when it should.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+import time
+from importlib.util import find_spec
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCS = ROOT / "docs"
+CHROMIUM, CHROMEDRIVER = Path("/usr/bin/chromium"), Path("/usr/bin/chromedriver")
+BUILD_TIMEOUT_S = 300
+MATHJAX_TIMEOUT_S = 30
+
+# Facts about the loaded page, gathered in the browser after MathJax (if the page loads it) has
+# finished its first typesetting. Text inside code, scripts and MathJax's own output is skipped
+# when looking for raw TeX: a code block may show a backslash on purpose.
+LOOK_AT_PAGE = r"""
+const done = arguments[arguments.length - 1];
+function facts(mathjax) {
+  const main = document.querySelector("article") || document.querySelector("main");
+  const heading = main ? main.querySelector("h1") : null;
+  const skip = new Set(["PRE", "CODE", "SCRIPT", "STYLE", "TEXTAREA", "MJX-CONTAINER"]);
+  const rawTex = [];
+  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT, {
+    acceptNode(node) {
+      for (let el = node.parentElement; el; el = el.parentElement) {
+        if (skip.has(el.tagName)) return NodeFilter.FILTER_REJECT;
+      }
+      return NodeFilter.FILTER_ACCEPT;
+    },
+  });
+  const pattern = /\\[()\[\]]|\\begin\{|\\frac|\$\$/;
+  while (walker.nextNode()) {
+    const text = walker.currentNode.nodeValue;
+    if (pattern.test(text)) rawTex.push(text.trim().slice(0, 80));
+  }
+  const maths = Array.from(document.querySelectorAll(".math"));
+  const own = (url) => url.startsWith("file:") || url.startsWith("data:") || url === "";
+  const external = performance.getEntriesByType("resource").map((e) => e.name)
+    .concat(Array.from(document.querySelectorAll("script[src], link[rel=stylesheet], img"))
+      .map((el) => el.src || el.href || ""))
+    .filter((url) => !own(url));
+  return {
+    mathjax: mathjax,
+    title: document.title.trim(),
+    heading: heading ? heading.innerText.trim() : "",
+    main_text: main ? main.innerText.trim().length : 0,
+    heading_text: heading ? heading.innerText.trim().length : 0,
+    images: Array.from(document.images).map(
+      (img) => [img.getAttribute("src"), img.complete && img.naturalWidth > 0]),
+    maths: maths.length,
+    typeset: maths.filter((el) => el.querySelector("mjx-container")).length,
+    tex_errors: Array.from(document.querySelectorAll("mjx-merror"))
+      .map((el) => el.getAttribute("data-mjx-error") || el.textContent),
+    // MathJax's "noundefined" extension shows an unknown macro as red text; the MathML copy
+    // that MathJax keeps for screen readers has it as text.
+    undefined_macros: Array.from(document.querySelectorAll("mjx-assistive-mml [mathcolor=red]"))
+      .map((el) => el.textContent),
+    raw_tex: rawTex,
+    external: Array.from(new Set(external)),
+  };
+}
+const startup = window.MathJax && window.MathJax.startup && window.MathJax.startup.promise;
+if (startup) {
+  startup.then(() => done(facts("typeset")), (error) => done(facts("failed: " + error)));
+} else {
+  done(facts("absent"));
+}
+"""
+
+
+def _chromium(profile: Path):
+    """Headless Chromium that cannot reach any host (the pattern of tests/test_report.py)."""
+    if not (CHROMIUM.exists() and CHROMEDRIVER.exists()):
+        pytest.skip(
+            "needs Debian's chromium and chromium-driver (/usr/bin/chromium, "
+            "/usr/bin/chromedriver); .ci/run installs them"
+        )
+    webdriver = pytest.importorskip("selenium.webdriver")
+    options = webdriver.ChromeOptions()
+    options.binary_location = str(CHROMIUM)
+    for argument in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--no-first-run",
+        "--window-size=1280,1024",
+        # No host name resolves, so nothing outside the site can load (IP literals go through
+        # the unreachable proxy instead).
+        "--host-resolver-rules=MAP * ~NOTFOUND",
+        "--proxy-server=http://127.0.0.1:9",
+        f"--user-data-dir={profile}",
+    ):
+        options.add_argument(argument)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    service = webdriver.ChromeService(executable_path=str(CHROMEDRIVER))
+    driver = webdriver.Chrome(options=options, service=service)
+    driver.set_network_conditions(
+        offline=True, latency=0, download_throughput=0, upload_throughput=0
+    )
+    driver.set_script_timeout(MATHJAX_TIMEOUT_S)
+    return driver
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory):
+    driver = _chromium(tmp_path_factory.mktemp("chromium-profile"))
+    yield driver
+    driver.quit()
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory) -> Path:
+    """The documentation built as ``make docs`` builds it, into a temporary folder."""
+    if find_spec("sphinx") is None:
+        pytest.skip("needs the docs extra: pip install -e '.[docs]'")
+    out = tmp_path_factory.mktemp("docs") / "html"
+    command = [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-b", "html"]
+    start = time.perf_counter()
+    result = subprocess.run(
+        [*command, str(DOCS), str(out)],
+        capture_output=True,
+        text=True,
+        timeout=BUILD_TIMEOUT_S,
+        cwd=ROOT,
+    )
+    if result.returncode != 0:
+        pytest.fail(f"sphinx-build failed (status {result.returncode}):\n{result.stderr[-4000:]}")
+    print(f"docs built in {time.perf_counter() - start:.1f} s")
+    return out
+
+
+def look(driver, page: Path) -> dict:
+    """Open ``page`` and return what a reader sees, plus the console's messages."""
+    driver.get_log("browser")  # drop messages left from the previous page
+    driver.get(page.as_uri())
+    facts = driver.execute_async_script(LOOK_AT_PAGE)
+    facts["console"] = [
+        entry["message"] for entry in driver.get_log("browser") if entry["level"] == "SEVERE"
+    ]
+    return facts
+
+
+def problems(facts: dict) -> list[str]:
+    """What a reader would notice is wrong, one line each; empty for a page that renders."""
+    found = []
+    if not facts["title"] or "no title" in facts["title"]:
+        found.append(f"no title: {facts['title']!r}")
+    if not facts["heading"]:
+        found.append("no heading (h1) in the main content")
+    if facts["main_text"] <= facts["heading_text"]:
+        found.append("the main content is empty apart from its heading")
+    found += [f"image did not load: {src}" for src, loaded in facts["images"] if not loaded]
+    if facts["maths"] and facts["mathjax"] != "typeset":
+        found.append(f"MathJax did not run ({facts['mathjax']}) on {facts['maths']} formulas")
+    if facts["typeset"] < facts["maths"]:
+        missing = facts["maths"] - facts["typeset"]
+        found.append(f"{missing} of {facts['maths']} formulas not typeset")
+    found += [f"TeX error in a formula: {error}" for error in facts["tex_errors"]]
+    found += [f"undefined TeX macro: {macro}" for macro in facts["undefined_macros"]]
+    found += [f"raw TeX shown: {text!r}" for text in facts["raw_tex"]]
+    found += [f"fetches from outside the site: {url}" for url in facts["external"]]
+    found += [f"console error: {message}" for message in facts["console"]]
+    return found
+
+
+def built_pages(site: Path) -> list[Path]:
+    return sorted(path for path in site.rglob("*.html") if "_static" not in path.parts)
+
+
+# -- The built site ------------------------------------------------------------------------------
+
+
+def test_every_built_page_renders_offline(site, browser):
+    pages = built_pages(site)
+    # Every page of the table of contents is there, and the API's source pages.
+    sources = sorted(path.stem for path in DOCS.glob("*.md"))
+    assert sorted(path.stem for path in site.glob("*.html")) == sorted(
+        [*sources, "genindex", "py-modindex", "search"]
+    )
+    assert any(path.parent.name == "_modules" or "_modules" in path.parts for path in pages)
+    report = {}
+    for page in pages:
+        if found := problems(look(browser, page)):
+            report[str(page.relative_to(site))] = found
+    assert report == {}
+
+
+def test_maths_page_formulas_are_typeset(site, browser):
+    page = site / "maths.html"
+    # Counted from the HTML that Sphinx wrote, independently of the browser: every inline and
+    # display formula is an element of class "math".
+    written = len(re.findall(r'class="math notranslate nohighlight"', page.read_text("utf-8")))
+    assert written > 50
+    facts = look(browser, page)
+    assert facts["mathjax"] == "typeset"
+    assert facts["maths"] == written
+    assert facts["typeset"] == written
+    assert facts["tex_errors"] == []
+    assert facts["raw_tex"] == []
+    assert problems(facts) == []
+
+
+def test_mathjax_is_shipped_with_the_site_and_no_page_names_a_cdn(site):
+    assert (site / "_static" / "mathjax" / "tex-chtml.js").is_file()
+    remote = re.compile(r"""<(?:script|link|img)\b[^>]*\b(?:src|href)=["']?(?:https?:)?//""")
+    pages = [page for page in built_pages(site) if remote.search(page.read_text("utf-8"))]
+    assert pages == []
+    assert 'src="_static/mathjax/tex-chtml.js"' in (site / "maths.html").read_text("utf-8")
+
+
+# -- The checks catch what they should, on small synthetic pages ---------------------------------
+
+PAGE = """<!DOCTYPE html>
+<html><head><meta charset="utf-8"><title>{title}</title>{head}</head>
+<body><main><article><h1>{heading}</h1>{body}</article></main></body></html>
+"""
+FORMULA = '<p>Bayes: <span class="math notranslate nohighlight">\\(p(y \\mid x)\\)</span></p>'
+
+
+def _page(tmp_path: Path, name: str, *, title="Page", heading="Page", head="", body="") -> Path:
+    path = tmp_path / name
+    path.write_text(
+        PAGE.format(title=title, heading=heading, head=head, body=body), encoding="utf-8"
+    )
+    return path
+
+
+def _local_mathjax(tmp_path: Path) -> str:
+    """A script tag for the MathJax that sphinx-mathjax-offline ships, copied next to the page."""
+    spec = find_spec("sphinx-mathjax-offline")
+    if spec is None:
+        pytest.skip("needs the docs extra: pip install -e '.[docs]'")
+    shutil.copytree(Path(spec.origin).parent / "static" / "mathjax", tmp_path / "mathjax")
+    return '<script defer src="mathjax/tex-chtml.js"></script>'
+
+
+def test_a_page_with_local_mathjax_passes(tmp_path, browser):
+    # The control for the tests below: the same page, correct, shows no problem.
+    page = _page(tmp_path, "good.html", head=_local_mathjax(tmp_path), body=FORMULA)
+    facts = look(browser, page)
+    assert (facts["maths"], facts["typeset"], facts["mathjax"]) == (1, 1, "typeset")
+    assert problems(facts) == []
+
+
+def test_check_catches_cdn_only_mathjax(tmp_path, browser):
+    # Sphinx's default: MathJax from a CDN, which an offline reader cannot reach.
+    cdn = '<script defer src="https://cdn.jsdelivr.net/npm/mathjax@4/tex-mml-chtml.js"></script>'
+    found = problems(look(browser, _page(tmp_path, "cdn.html", head=cdn, body=FORMULA)))
+    assert "MathJax did not run (absent) on 1 formulas" in found
+    assert "1 of 1 formulas not typeset" in found
+    assert "raw TeX shown: '\\\\(p(y \\\\mid x)\\\\)'" in found
+    outside = "fetches from outside the site: https://cdn.jsdelivr.net/npm/mathjax@4/"
+    assert any(line.startswith(outside) for line in found), found
+    assert any(line.startswith("console error:") for line in found)
+
+
+def test_check_catches_tex_errors(tmp_path, browser):
+    bad = (
+        '<p><span class="math notranslate nohighlight">\\(x^1^2\\)</span> and '
+        '<span class="math notranslate nohighlight">\\(\\undefinedmacro x\\)</span></p>'
+    )
+    page = _page(tmp_path, "bad-tex.html", head=_local_mathjax(tmp_path), body=bad)
+    assert problems(look(browser, page)) == [
+        "TeX error in a formula: Double exponent: use braces to clarify",
+        "undefined TeX macro: \\undefinedmacro",
+    ]
+
+
+def test_check_catches_a_broken_image(tmp_path, browser):
+    import base64
+
+    png = base64.b64decode(  # a 1x1 PNG, which does load
+        "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="
+    )
+    (tmp_path / "dot.png").write_bytes(png)
+    (tmp_path / "broken.png").write_bytes(b"not a png")
+    body = '<p>Plots:</p><img src="dot.png"><img src="missing.png"><img src="broken.png">'
+    found = problems(look(browser, _page(tmp_path, "images.html", body=body)))
+    assert [line for line in found if line.startswith("image")] == [
+        "image did not load: missing.png",
+        "image did not load: broken.png",
+    ]
+
+
+def test_check_catches_an_empty_page_and_a_missing_title(tmp_path, browser):
+    found = problems(look(browser, _page(tmp_path, "empty.html", title="", heading="")))
+    assert found == [
+        "no title: ''",
+        "no heading (h1) in the main content",
+        "the main content is empty apart from its heading",
+    ]
+    found = problems(look(browser, _page(tmp_path, "heading-only.html")))
+    assert found == ["the main content is empty apart from its heading"]
+
+
+def test_check_catches_a_script_error(tmp_path, browser):
+    head = "<script>undefined_function();</script>"
+    found = problems(look(browser, _page(tmp_path, "script.html", head=head, body="<p>Text</p>")))
+    assert len(found) == 1 and found[0].startswith("console error:"), found
+    assert "undefined_function" in found[0]
