@@ -36,6 +36,7 @@ def report(
     max_features: int = 4,
     top_k: int = 10,
     summary_max_features: int = 100,
+    progress=None,
 ) -> Path:
     """Write an HTML report of a fitted estimator into ``out_dir``.
 
@@ -63,6 +64,9 @@ def report(
     top_k : int, default 10
         Features per class in :func:`~bayesgen.plots.plot_top_features`.
     summary_max_features : int, default 100
+    progress : callable, optional
+        Called with a one-line message (e.g. ``"plotting Trace"``) as each part starts, for
+        a progress line per step (:class:`bayesgen.progress.Progress`).
 
     Returns
     -------
@@ -77,12 +81,15 @@ def report(
     from bayesgen.checks import compare
 
     with io.replacing_folder(out) as folder:
+        step = progress if progress is not None else (lambda message: None)
+        step("writing summary.csv and comparison.csv")
         write_summary(est, folder / "summary.csv", max_features=summary_max_features)
         comparison = compare(est)
         io.write_csv(comparison.table, folder / "comparison.csv")
         sections = []
         for section, make in _plan(est, X_test, y_test, max_features=max_features, top_k=top_k):
             if make is not None:
+                step(f"plotting {section.title}")
                 _save(make(), folder / section.file)
             sections.append(section)
         chosen = plots.selected_features(est, max_features=max_features)
