@@ -33,7 +33,21 @@ DRAW_CHUNK_ELEMENTS = 20_000_000
 
 
 def observed_data(model_family: Family, estimates: xr.Dataset, X, y_codes) -> xr.Dataset:
-    """The ``observed_data`` group of checked training rows X and class codes ``y_codes``."""
+    """The ``observed_data`` group of checked training rows X and class codes ``y_codes``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayesgen import closed_form
+    >>> from bayesgen.families import family
+    >>> X = np.array([[2, 1, 0], [3, 0, 1], [0, 2, 3], [1, 0, 4]], dtype=float)
+    >>> y_codes = np.array([0, 0, 1, 1])
+    >>> stats = closed_form.multinomial_nb(X, y_codes)
+    >>> from bayesgen.observed import observed_data
+    >>> data = observed_data(family(stats), stats, X, y_codes)
+    >>> data["X"].shape, data["y"].values.tolist(), data.attrs["X_format"]
+    ((4, 3), [0, 0, 1, 1], 'dense')
+    """
     n_rows = X.shape[0]
     variables = {"y": (("obs",), np.asarray(y_codes, dtype=np.int64))}
     if sp.issparse(X):
@@ -63,6 +77,22 @@ def training_rows(idata: xr.DataTree) -> tuple[np.ndarray | sp.csr_array, np.nda
     ------
     ValueError
         For a fit without the group (an older model file, or a posterior built by hand).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayesgen import closed_form
+    >>> from bayesgen.families import family
+    >>> X = np.array([[2, 1, 0], [3, 0, 1], [0, 2, 3], [1, 0, 4]], dtype=float)
+    >>> y_codes = np.array([0, 0, 1, 1])
+    >>> stats = closed_form.multinomial_nb(X, y_codes)
+    >>> import xarray as xr
+    >>> from bayesgen.observed import observed_data, training_rows
+    >>> data = observed_data(family(stats), stats, X, y_codes)
+    >>> idata = xr.DataTree.from_dict({"observed_data": data})
+    >>> rows, codes = training_rows(idata)
+    >>> bool((rows == X).all()), codes.tolist()
+    (True, [0, 0, 1, 1])
     """
     if "observed_data" not in idata.children:
         raise ValueError(
@@ -89,6 +119,21 @@ def log_likelihood(
 
     Computed for blocks of draws (see :func:`draw_chunks`), stored in the posterior's float
     type (float32 halves it, as it does the draws).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayesgen import closed_form
+    >>> from bayesgen.families import family
+    >>> X = np.array([[2, 1, 0], [3, 0, 1], [0, 2, 3], [1, 0, 4]], dtype=float)
+    >>> y_codes = np.array([0, 0, 1, 1])
+    >>> stats = closed_form.multinomial_nb(X, y_codes)
+    >>> from bayesgen.inference import conjugate_posterior
+    >>> from bayesgen.observed import log_likelihood
+    >>> posterior = conjugate_posterior(stats, draws=50, random_seed=0)["posterior"].to_dataset()
+    >>> rows = log_likelihood(family(stats), stats, X, y_codes, posterior)
+    >>> rows["row"].dims, rows["row"].shape
+    (('chain', 'draw', 'obs'), (2, 50, 4))
     """
     n_chains, n_draws = posterior.sizes["chain"], posterior.sizes["draw"]
     dtype = next(iter(posterior.data_vars.values())).dtype
@@ -110,6 +155,20 @@ def draw_chunks(
     parameters plus ``extra_per_draw`` values of what the caller computes per draw. Slices of
     one chain make no stacked copy of the whole posterior, which for a 20-class × 50,000-word
     model would be gigabytes.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayesgen import closed_form
+    >>> from bayesgen.families import family
+    >>> X = np.array([[2, 1, 0], [3, 0, 1], [0, 2, 3], [1, 0, 4]], dtype=float)
+    >>> y_codes = np.array([0, 0, 1, 1])
+    >>> stats = closed_form.multinomial_nb(X, y_codes)
+    >>> from bayesgen.inference import conjugate_posterior
+    >>> from bayesgen.observed import draw_chunks
+    >>> posterior = conjugate_posterior(stats, draws=50, random_seed=0)["posterior"].to_dataset()
+    >>> [(chain, block) for chain, block, _ in draw_chunks(posterior)]
+    [(0, slice(0, 50, None)), (1, slice(0, 50, None))]
     """
     n_chains, n_draws = posterior.sizes["chain"], posterior.sizes["draw"]
     per_draw = sum(variable[0, 0].size for variable in posterior.data_vars.values())

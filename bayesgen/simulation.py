@@ -64,6 +64,25 @@ def simulate(
     ValueError
         For ``draws`` that is not a positive integer, and for rows that would take more
         than 1 GiB (the message says how many draws fit).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayesgen import closed_form
+    >>> from bayesgen.families import family
+    >>> X = np.array([[2, 1, 0], [3, 0, 1], [0, 2, 3], [1, 0, 4]], dtype=float)
+    >>> y_codes = np.array([0, 0, 1, 1])
+    >>> stats = closed_form.multinomial_nb(X, y_codes)
+    >>> from bayesgen.inference import conjugate_posterior
+    >>> from bayesgen.simulation import simulate
+    >>> posterior = conjugate_posterior(stats, draws=50, random_seed=0)["posterior"].to_dataset()
+    >>> rng = np.random.default_rng(0)
+    >>> simulated = simulate(family(stats), stats, posterior, X, y_codes, draws=6, rng=rng)
+    >>> simulated["X"].dims, simulated["X"].shape  # 3 draws of each chain
+    (('chain', 'draw', 'obs', 'feature'), (2, 3, 4, 3))
+    >>> # a multinomial keeps each document's length
+    >>> bool((simulated["X"].sum("feature") == X.sum(axis=1)).all())
+    True
     """
     chosen = _chosen_draws(parameters.sizes["chain"], parameters.sizes["draw"], draws)
     n_chains, n_chosen = parameters.sizes["chain"], len(chosen)
