@@ -38,12 +38,36 @@ __all__ = ["has_log_likelihood", "has_observed_data", "plot_loo", "plot_ppc"]
 
 def has_observed_data(est) -> bool:
     """Whether the fit holds its training rows (``observed_data``), which :func:`plot_ppc`
-    simulates again; model files written before the rows were stored lack them."""
+    simulates again; model files written before the rows were stored lack them.
+
+    Examples
+    --------
+    >>> from bayesgen import MultinomialNB
+    >>> X = [[2, 1, 0], [3, 0, 1], [0, 2, 3], [1, 0, 4]]
+    >>> y = ["ham", "ham", "spam", "spam"]
+    >>> est = MultinomialNB(inference="conjugate", compute_map=False, draws=100, random_seed=0)
+    >>> est = est.fit(X, y)
+    >>> from bayesgen.plots_workflow import has_observed_data
+    >>> has_observed_data(est)
+    True
+    """
     return "observed_data" in est.idata_.children
 
 
 def has_log_likelihood(est) -> bool:
-    """Whether the fit holds the pointwise log-likelihood that :func:`plot_loo` reads."""
+    """Whether the fit holds the pointwise log-likelihood that :func:`plot_loo` reads.
+
+    Examples
+    --------
+    >>> from bayesgen import MultinomialNB
+    >>> X = [[2, 1, 0], [3, 0, 1], [0, 2, 3], [1, 0, 4]]
+    >>> y = ["ham", "ham", "spam", "spam"]
+    >>> est = MultinomialNB(inference="conjugate", compute_map=False, draws=100, random_seed=0)
+    >>> est = est.fit(X, y)
+    >>> from bayesgen.plots_workflow import has_log_likelihood
+    >>> has_log_likelihood(est)
+    True
+    """
     return "log_likelihood" in est.idata_.children
 
 
@@ -85,6 +109,20 @@ def plot_ppc(est, *, draws: int = 100, random_seed=0, var_names: list[str] | Non
     ValueError
         For a fit without its training rows (a model file from before they were stored:
         refit), unknown ``var_names``, or ``draws`` that is not a positive integer.
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> from bayesgen import MultinomialNB
+    >>> X = [[2, 1, 0], [3, 0, 1], [0, 2, 3], [1, 0, 4]]
+    >>> y = ["ham", "ham", "spam", "spam"]
+    >>> est = MultinomialNB(inference="conjugate", compute_map=False, draws=100, random_seed=0)
+    >>> est = est.fit(X, y)
+    >>> from bayesgen.plots_workflow import plot_ppc
+    >>> fig = plot_ppc(est, draws=20)
+    >>> type(fig).__name__
+    'Figure'
     """
     est.check_fitted()
     model = family_of(est)
@@ -238,6 +276,20 @@ def plot_loo(est) -> Figure:
     ValueError
         For a fit without its pointwise log-likelihood (a model file from before it was
         stored: refit).
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> from bayesgen import MultinomialNB
+    >>> X = [[2, 1, 0], [3, 0, 1], [0, 2, 3], [1, 0, 4]]
+    >>> y = ["ham", "ham", "spam", "spam"]
+    >>> est = MultinomialNB(inference="conjugate", compute_map=False, draws=100, random_seed=0)
+    >>> est = est.fit(X, y)
+    >>> from bayesgen.plots_workflow import plot_loo
+    >>> fig = plot_loo(est)
+    >>> type(fig).__name__, len(fig.axes)
+    ('Figure', 1)
     """
     est.check_fitted()
     if not has_log_likelihood(est):

@@ -18,7 +18,24 @@ from bayesgen.labels import check_labels
 
 
 class GenerativeWorkflow:
-    """``pymc_model``, ``training_rows`` and prior and posterior predictive simulation."""
+    """``pymc_model``, ``training_rows`` and prior and posterior predictive simulation.
+
+    Examples
+    --------
+    >>> from bayesgen import MultinomialNB
+    >>> X = [[2, 1, 0], [3, 0, 1], [0, 2, 3], [1, 0, 4]]
+    >>> y = ["ham", "ham", "spam", "spam"]
+    >>> est = MultinomialNB(inference="conjugate", compute_map=False, draws=100, random_seed=0)
+    >>> est = est.fit(X, y)
+    >>> from bayesgen.workflow import GenerativeWorkflow
+    >>> isinstance(est, GenerativeWorkflow)
+    True
+    >>> rows, codes = est.training_rows()
+    >>> rows.shape, codes.tolist()
+    ((4, 3), [0, 0, 1, 1])
+    >>> [rv.name for rv in est.pymc_model().observed_RVs]
+    ['class_count', 'feature_count']
+    """
 
     def _add_observed(self, idata: xr.DataTree, stats: xr.Dataset, X, y, sample_weight=None):
         """The training rows (``observed_data``) and their pointwise log-likelihood
