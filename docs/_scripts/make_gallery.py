@@ -13,6 +13,7 @@ Each ``plot_*`` function writes one PNG named after it (without the ``plot_`` pr
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 import time
 from functools import cache
@@ -51,8 +52,12 @@ def _fit(estimator, X, y):
 def _save(plot, path: Path) -> None:
     """Save an ArviZ PlotCollection/PlotMatrix or a matplotlib Figure, then close it."""
     figure = plot if isinstance(plot, matplotlib.figure.Figure) else plot.viz["figure"].item()
-    figure.savefig(path, dpi=DPI, bbox_inches="tight")
+    # Written beside the target and renamed, so that a build running at the same time (the
+    # docs test builds too) never copies a half-written PNG.
+    partial = path.with_name(f".{path.stem}.{os.getpid()}.png")
+    figure.savefig(partial, dpi=DPI, bbox_inches="tight")
     plt.close(figure)
+    os.replace(partial, path)
 
 
 # -- Data and fits, each made once ---------------------------------------------------------------
