@@ -25,7 +25,34 @@ MODELS = {model_family.cli_name: model_family.estimator for model_family in FAMI
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of the ``bayesgen`` console script; returns the exit status."""
+    """Entry point of the ``bayesgen`` console script; returns the exit status.
+
+    Examples
+    --------
+    ``main`` takes the arguments of the ``bayesgen`` command:
+
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> import pandas as pd
+    >>> from bayesgen.cli import main
+    >>> messages = pd.DataFrame({
+    ...     "text": ["win a free prize", "lunch at noon", "free prize now", "see you at noon"],
+    ...     "label": ["spam", "ham", "spam", "ham"],
+    ... })
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     data, model = Path(folder) / "messages.csv", Path(folder) / "spam.nc"
+    ...     messages.to_csv(data, index=False)
+    ...     status = main([
+    ...         "fit", "multinomial", str(data), "--target", "label", "--text-column", "text",
+    ...         "--inference", "conjugate", "--no-map", "--seed", "0", "--output", str(model),
+    ...         "--quiet",
+    ...     ])
+    saved .../spam.nc (MultinomialNB, 4 rows, 2 classes, 9 features)
+    >>> status
+    0
+    >>> main(["fit", "naive", "messages.csv"])  # errors go to stderr, with exit status 2
+    2
+    """
     parser = _parser()
     try:
         args = parser.parse_args(argv)
@@ -205,7 +232,25 @@ def _parser() -> argparse.ArgumentParser:
     demo.add_argument("--reports-dir", default="reports")
     demo.add_argument("--no-reports", action="store_true", help="skip the HTML reports")
     demo.add_argument("--no-map", action="store_true", help="skip the MAP optimisations")
-    demo.add_argument("--quiet", action="store_true", help="no progress bars")
+    demo.add_argument(
+        "--workers",
+        type=_positive_int,
+        default=None,
+        help="models fitted and reported at a time, each in its own process (default: 2 on "
+        "a machine with 2 cores or more, else 1); 1 runs them in this process with PyMC's "
+        "progress bars",
+    )
+    demo.add_argument(
+        "--export",
+        metavar="DIR",
+        help="write the demo's data (messages.csv, new_messages.csv, digits.csv, wine.csv) "
+        "into DIR for the command-line examples, print commands that use them, and stop",
+    )
+    demo.add_argument(
+        "--quiet",
+        action="store_true",
+        help="no progress lines (on standard error) and no progress bars; results still print",
+    )
     demo.set_defaults(run=_run_demo)
     return parser
 
@@ -498,6 +543,8 @@ def _is_numeric(series) -> bool:
 def _run_demo(args: argparse.Namespace) -> int:
     from bayesgen import demo
 
+    if args.workers is None:
+        args.workers = demo.default_workers()
     return demo.run(args)
 
 

@@ -2,13 +2,22 @@
 
 First the closed forms of the lecture notes' four-e-mail example and of the digits data; then
 each model is fitted, compared with its closed forms (the verdict is printed), saved under
-``models/`` and reported under ``reports/``.
+``models/`` and reported under ``reports/``. The models run in ``--workers`` processes (two
+on a machine with two cores or more): their results are printed in the demo's order, and a
+line per step on standard error (:mod:`bayesgen.progress`) tells what each is doing.
+``--export DIR`` instead writes the demo's data as CSV files for the command-line examples.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
+import multiprocessing
+import os
+import sys
 import time
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -16,6 +25,7 @@ import numpy as np
 import pandas as pd
 
 from bayesgen import closed_form as cf
+from bayesgen.progress import Progress
 
 # Seed 000 of the lecture notes: four e-mails over the words a, b, c; y = 1 is spam.
 SEED_EMAILS = [["a", "b"], ["b", "a"], ["a", "c", "b"], ["c", "c", "c"]]
@@ -41,11 +51,19 @@ def run(args: argparse.Namespace) -> int:
     1 when any model's posterior disagrees with its closed form (``compare(...).ok`` is
     False), so that a script or CI running the demo sees the failure; 0 otherwise.
     """
+    progress = Progress(quiet=getattr(args, "quiet", False))
+    if getattr(args, "export", None) is not None:
+        export_data(args, progress=progress)
+        return 0
+    progress("closed forms of the lecture example and of the digits data")
     print_closed_forms(alpha=args.alpha)
+    progress("loading digits, wine and the text corpus")
     jobs = demo_jobs(args)
-    verdicts = []
-    for job in jobs:
-        verdicts.append(fit_compare_report(job, args))
+    # A copy that carries the progress to each job (and each worker process); the caller's
+    # namespace is left as it was.
+    job_args = argparse.Namespace(**vars(args), progress=progress)
+    verdicts = run_jobs(jobs, job_args, workers=getattr(args, "workers", 1))
+    progress("done")
     print("\n== Summary ==")
     print(pd.DataFrame(verdicts).to_string(index=False))
     failed = [row["model"] for row in verdicts if row["posterior = closed form"] != "yes"]
@@ -105,6 +123,56 @@ def print_closed_forms(*, alpha: float = 1.0) -> None:
     print(prior.T.to_string(float_format="{:.4g}".format))
 
 
+def run_jobs(jobs: list[Job], args: argparse.Namespace, *, workers: int = 1) -> list[dict]:
+    """:func:`fit_compare_report` of every job, in ``workers`` processes; returns the rows
+    in the order of ``jobs``.
+
+    Each worker's printed results are collected and printed here in the jobs' order, so the
+    output reads as in a run one job at a time; progress lines go to standard error as they
+    happen. Workers are spawned, not forked: a fork of a process that holds BLAS and PyMC
+    threads can deadlock.
+    """
+    workers = max(1, min(workers, len(jobs)))
+    if workers == 1:
+        return [fit_compare_report(job, args) for job in jobs]
+    progress = _progress(args)
+    progress(f"fitting and reporting {len(jobs)} models, {workers} at a time")
+    sys.stdout.flush()
+    context = multiprocessing.get_context("spawn")
+    rows = []
+    with ProcessPoolExecutor(
+        max_workers=workers, mp_context=context, initializer=_one_blas_thread
+    ) as pool:
+        futures = [pool.submit(_fit_compare_report_captured, job, args) for job in jobs]
+        for future in futures:
+            printed, row = future.result()
+            sys.stdout.write(printed)
+            sys.stdout.flush()
+            rows.append(row)
+    return rows
+
+
+def _one_blas_thread() -> None:
+    """In a worker: one BLAS thread, as the workers already use the cores between them."""
+    import scipy.linalg  # noqa: F401  (loads SciPy's BLAS, so that the limit reaches it too)
+    from threadpoolctl import threadpool_limits
+
+    threadpool_limits(1)  # NumPy's BLAS is loaded with this module
+
+
+def _fit_compare_report_captured(job: Job, args: argparse.Namespace) -> tuple[str, dict]:
+    """:func:`fit_compare_report` in a worker: what it prints, and its row."""
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        row = fit_compare_report(job, args)
+    return printed.getvalue(), row
+
+
+def default_workers() -> int:
+    """Worker processes of the demo: 2 where the machine has 2 cores or more, else 1."""
+    return min(2, os.cpu_count() or 1)
+
+
 def demo_jobs(args: argparse.Namespace) -> list[Job]:
     """The demo's fits: digits (three event models), wine (GDA and QDA) and a text corpus."""
     from sklearn.datasets import load_digits, load_wine
@@ -116,7 +184,9 @@ def demo_jobs(args: argparse.Namespace) -> list[Job]:
         "draws": args.draws,
         "tune": args.tune,
         "random_seed": args.seed,
-        "progressbar": not args.quiet,
+        # PyMC's bars from worker processes would overwrite one another (and land in the
+        # captured results); the workers' progress lines say what runs instead.
+        "progressbar": not args.quiet and getattr(args, "workers", 1) == 1,
         "prior_draws": 200,
         # 4 chains (2 at a time on 2 cores): with only 2, an R-hat just above 1.01 turns up
         # by chance among hundreds of parameters.
@@ -179,20 +249,40 @@ def demo_jobs(args: argparse.Namespace) -> list[Job]:
 
 
 def fit_compare_report(job: Job, args: argparse.Namespace) -> dict:
-    """Fit one job, save it, compare it, report it; returns its summary row."""
+    """Fit one job, save it, compare it, report it; returns its summary row.
+
+    A progress line (``args.progress``, else one made from ``args.quiet``) comes before each
+    step, and before a fit that compiles a PyMC graph a line says so.
+    """
     from bayesgen.checks import compare
 
-    print(f"\n== {job.name}: {type(job.estimator).__name__} ==")
+    progress = _progress(args)
+    estimator = job.estimator
+    print(f"\n== {job.name}: {type(estimator).__name__} ==")
+    if estimator.inference == "nuts":
+        # Only NUTS and its find_MAP compile: the conjugate posterior and its MAP are
+        # closed forms.
+        graphs = "the NUTS and MAP graphs" if estimator.compute_map else "the NUTS graph"
+        progress.compiling(graphs, job.name)
+        progress(
+            f"{job.name}: NUTS, {estimator.chains} chains × ({estimator.tune} tuning + "
+            f"{estimator.draws} draws)"
+        )
+    else:
+        progress(f"{job.name}: fitting the exact conjugate posterior (nothing to compile)")
     start = time.perf_counter()
-    job.estimator.fit(job.X_train, job.y_train, feature_names=job.feature_names)
+    estimator.fit(job.X_train, job.y_train, feature_names=job.feature_names)
     seconds = time.perf_counter() - start
     model_path = Path(args.models_dir) / f"{job.name}.nc"
-    job.estimator.save(model_path)
+    progress(f"{job.name}: saving {model_path}")
+    estimator.save(model_path)
+    progress(f"{job.name}: comparing the posterior with the closed forms")
     # The default threshold is family-wise (1% over all checks of the model), so a correct
     # posterior with hundreds of parameters is not flagged for one |z| > 4 met by chance.
-    comparison = compare(job.estimator)
+    comparison = compare(estimator)
     print(comparison)
-    accuracy = float(np.mean(job.estimator.predict(job.X_test) == job.y_test))
+    progress(f"{job.name}: held-out accuracy")
+    accuracy = float(np.mean(estimator.predict(job.X_test) == job.y_test))
     row = {
         "model": job.name,
         "fit seconds": round(seconds, 1),
@@ -203,11 +293,67 @@ def fit_compare_report(job: Job, args: argparse.Namespace) -> dict:
     if not args.no_reports:
         from bayesgen.reporting import report
 
+        out_dir = Path(args.reports_dir) / job.name
+        progress(f"{job.name}: writing the report in {out_dir}")
         index = report(
-            job.estimator, Path(args.reports_dir) / job.name, X_test=job.X_test, y_test=job.y_test
+            estimator,
+            out_dir,
+            X_test=job.X_test,
+            y_test=job.y_test,
+            progress=lambda message: progress(f"{job.name}: report: {message}"),
         )
         row["report"] = str(index)
+    progress(f"{job.name}: finished")
     return row
+
+
+def _progress(args: argparse.Namespace) -> Progress:
+    progress = getattr(args, "progress", None)
+    return progress if progress is not None else Progress(quiet=getattr(args, "quiet", False))
+
+
+def export_data(args: argparse.Namespace, *, progress: Progress | None = None) -> list[Path]:
+    """Write the demo's data sets as CSV files into ``args.export``; returns their paths.
+
+    ``messages.csv`` and ``new_messages.csv`` (columns ``text``, ``label``) are the text
+    corpus's training and held-out messages, the split the demo fits and tests on;
+    ``digits.csv`` (64 pixel columns and ``digit``) and ``wine.csv`` (13 measurements and
+    ``cultivar``) are scikit-learn's. The commands that use them are printed.
+    """
+    from sklearn.datasets import load_digits, load_wine
+
+    from bayesgen import io as bayesgen_io
+
+    progress = progress if progress is not None else Progress(quiet=True)
+    folder = bayesgen_io.check_output_path(args.export, argument="--export", folder=True)
+    texts, labels = _text_corpus(args)
+    t_train, t_test, l_train, l_test = _split(np.asarray(texts, dtype=object), np.asarray(labels))
+    digits = load_digits(as_frame=True)
+    digit_table = digits.data.astype(int)
+    digit_table.columns = [f"pixel_{r}_{c}" for r in range(8) for c in range(8)]
+    wine = load_wine(as_frame=True)
+    tables = {
+        "messages.csv": pd.DataFrame({"text": t_train, "label": l_train}),
+        "new_messages.csv": pd.DataFrame({"text": t_test, "label": l_test}),
+        "digits.csv": digit_table.assign(digit=digits.target),
+        "wine.csv": wine.data.assign(cultivar=wine.target_names[wine.target]),
+    }
+    written = []
+    for name, table in tables.items():
+        progress(f"writing {folder / name}")
+        written.append(bayesgen_io.write_csv(table, folder / name, index=False))
+        print(f"wrote {folder / name} ({len(table)} rows, {table.shape[1]} columns)")
+    models = Path("models")
+    print(
+        "\nTry:\n"
+        f"  bayesgen fit multinomial {folder / 'messages.csv'} --target label --text-column text"
+        f" --output {models / 'spam.nc'}\n"
+        f"  bayesgen predict {models / 'spam.nc'} {folder / 'new_messages.csv'}"
+        " --text-column text\n"
+        f"  bayesgen fit gda {folder / 'wine.csv'} --target cultivar\n"
+        f"  bayesgen fit categorical {folder / 'digits.csv'} --target digit --inference conjugate"
+    )
+    return written
 
 
 def _text_corpus(args: argparse.Namespace) -> tuple[list[str], list[str]]:
