@@ -24,6 +24,7 @@ import arviz as az
 import matplotlib.pyplot as plt
 import numpy as np
 import xarray as xr
+from matplotlib.patches import Patch
 
 from bayesgen.plots_gaussian import discriminant_plane, plot_decision_boundary, plot_mu_pair
 from bayesgen.plots_predictive import (
@@ -35,6 +36,7 @@ from bayesgen.plots_predictive import (
 from bayesgen.plots_selection import (
     MAX_PLOT_CLASSES,
     check_var_names,
+    classes_note,
     constrained,
     family_of,
     plot_tree,
@@ -53,12 +55,18 @@ _MLE_NAMES = {
     "cov": "cov_mle",
 }
 #: line style of the reference line at the closed-form posterior mean (whatever the family
-#: calls it, :attr:`~bayesgen.families.base.Family.mean_label`) and of the others
-_MEAN_STYLE = {"color": "black", "linestyle": "--"}
+#: calls it, :attr:`~bayesgen.families.base.Family.mean_label`) and of the others. Each line
+#: carries its marker at its own height (in axes fractions), so that lines drawn at the same
+#: value (the MLE and the MAP coincide when α = 1) are all seen.
+_MEAN_STYLE = {"color": "black", "linestyle": "--", "marker": "o"}
 _REFERENCE_STYLE = {
-    "MLE": {"color": "tab:red", "linestyle": ":"},
-    "MAP": {"color": "tab:green", "linestyle": "-."},
+    "MLE": {"color": "tab:red", "linestyle": ":", "marker": "v"},
+    "MAP": {"color": "tab:green", "linestyle": "-.", "marker": "^"},
 }
+_MARKER_HEIGHTS = (0.85, 0.65, 0.45)
+#: Probability that a chain's rank curve stays inside the envelope of :func:`plot_rank`:
+#: ArviZ's default, whose α = 1 − 0.99 its p-value labels print.
+RANK_ENVELOPE_PROB = 0.99
 
 __all__ = [
     "MAX_PLOT_CLASSES",
@@ -111,7 +119,7 @@ def plot_trace(
     data = plot_tree(est, var_names, max_features)
     if compact is None:
         compact = sum(v.size // _draw_count(v) for v in data["posterior"].data_vars.values()) > 12
-    return constrained(az.plot_trace_dist(data, compact=compact))
+    return constrained(az.plot_trace_dist(data, compact=compact), note=classes_note(est))
 
 
 def _draw_count(da) -> int:
@@ -119,14 +127,60 @@ def _draw_count(da) -> int:
 
 
 def plot_rank(est, *, var_names: list[str] | None = None, max_features: int = 4) -> PlotCollection:
-    """Rank plots of the chains (``arviz.plot_rank``); options as :func:`plot_trace`."""
-    return constrained(az.plot_rank(plot_tree(est, var_names, max_features)))
+    """Rank plots of the chains (``arviz.plot_rank``), with an envelope; options as
+    :func:`plot_trace`.
+
+    Each curve is one chain's fractional ranks among all draws, as the difference between
+    their ECDF and the uniform CDF. The grey band (a patch with gid ``"envelope"``) is where a
+    chain's curve stays with probability :data:`RANK_ENVELOPE_PROB` when every chain samples
+    the same distribution: a Kolmogorov–Smirnov band for a chain drawn without replacement
+    from the pooled ranks, widened for autocorrelation by the bulk effective sample size.
+    ArviZ labels each panel ``p=…(α=0.01)``: the p-value of its multi-chain uniformity test,
+    which fails at p < α (it marks the ranks that contribute most).
+    """
+    data = plot_tree(est, var_names, max_features)
+    pc = az.plot_rank(data, envelope_prob=RANK_ENVELOPE_PROB)
+    posterior = data["posterior"].to_dataset()
+    half_widths = _rank_envelope(posterior)
+    style = {"color": "0.6", "alpha": 0.3, "linewidth": 0}
+    for name, axes in pc.viz["plot"].items():
+        widths = half_widths[name].transpose(*axes.dims).values.ravel()
+        for ax, width in zip(axes.values.ravel(), widths, strict=True):
+            ax.axhspan(-width, width, gid="envelope", zorder=0, **style)
+            low, high = ax.get_ylim()
+            ax.set_ylim(min(low, -1.15 * width), max(high, 1.15 * width))
+    alpha = 1 - RANK_ENVELOPE_PROB
+    envelope = Patch(label=f"{RANK_ENVELOPE_PROB:.0%} envelope of a chain's curve", **style)
+    explanation = (
+        f"p = multi-chain rank uniformity test (ArviZ); p < α = {alpha:.2g} means the chains "
+        "sample different distributions"
+    )
+    figure = pc.viz["figure"].item()
+    figure.legend(handles=[envelope], loc="outside upper center", title=explanation)
+    return constrained(pc, note=classes_note(est))
+
+
+def _rank_envelope(posterior: xr.Dataset) -> xr.Dataset:
+    """Half-width of the envelope of each scalar's rank plot.
+
+    If every chain samples the same distribution, one chain's n draws are like n drawn without
+    replacement from the N pooled ranks, so its ECDF minus the uniform CDF is a Brownian
+    bridge times √(1/n − 1/N) (Kolmogorov–Smirnov with the finite-population correction).
+    Autocorrelated draws count as fewer: n and N scale by ESS / N.
+    """
+    from scipy.stats import kstwobign
+
+    n_chains = posterior.sizes["chain"]
+    total = n_chains * posterior.sizes["draw"]
+    ess = az.ess(posterior, method="bulk").clip(min=1.0, max=total)
+    quantile = kstwobign.ppf(RANK_ENVELOPE_PROB)
+    return quantile * np.sqrt(np.maximum(n_chains - 1, 1) / ess)
 
 
 def plot_ess(est, *, var_names: list[str] | None = None, max_features: int = 4) -> PlotCollection:
     """Local effective sample size over quantiles (``arviz.plot_ess``); options as
     :func:`plot_trace`."""
-    return constrained(az.plot_ess(plot_tree(est, var_names, max_features)))
+    return constrained(az.plot_ess(plot_tree(est, var_names, max_features)), note=classes_note(est))
 
 
 def has_energy(est) -> bool:
@@ -166,8 +220,25 @@ def _reference_values(est, var_names: list[str]) -> dict[str, xr.Dataset]:
     return {label: ds for label, ds in references.items() if ds.data_vars}
 
 
-def _vertical_line(da: xr.DataArray, target, **kwargs):
-    return target.axvline(float(da), **kwargs)
+def _vertical_line(da: xr.DataArray, target, *, height: float, **kwargs):
+    """A full-height line at the value with its marker at ``height`` (axes fraction)."""
+    value = float(da)
+    return target.plot(
+        [value] * 3,
+        [0.0, height, 1.0],
+        transform=target.get_xaxis_transform(),
+        markevery=[1],
+        **kwargs,
+    )[0]
+
+
+def _same_values(first: xr.Dataset, second: xr.Dataset) -> bool:
+    """Whether two reference estimates are equal (to rounding) wherever both are defined."""
+    common = [name for name in first.data_vars if name in second.data_vars]
+    return bool(common) and all(
+        np.allclose(first[name].values, second[name].values, rtol=1e-9, atol=1e-12)
+        for name in common
+    )
 
 
 def plot_posterior_vs_closed_form(
@@ -196,15 +267,22 @@ def plot_posterior_vs_closed_form(
     selection = selected_features(est, max_features=max_features)
     data = subset(est.idata_["posterior"].to_dataset()[var_names], selection)
     pc = az.plot_dist(data, visuals={"point_estimate": False, "point_estimate_text": False})
-    handles = []
-    for label, values in _reference_values(est, var_names).items():
+    handles, drawn = [], {}
+    references = _reference_values(est, var_names)
+    for i, (label, values) in enumerate(references.items()):
         values = subset(values.astype(np.float64), selection)
         style = _REFERENCE_STYLE.get(label, _MEAN_STYLE)
-        pc.map(_vertical_line, label, data=values, ignore_aes="all", label=label, **style)
-        handles.append(plt.Line2D([], [], label=label, **style))
+        height = _MARKER_HEIGHTS[i % len(_MARKER_HEIGHTS)]
+        line = {"label": label, "height": height, **style}
+        pc.map(_vertical_line, label, data=values, ignore_aes="all", **line)
+        # Equal estimates draw one line over the other; the legend says so.
+        equal = [other for other, seen in drawn.items() if _same_values(values, seen)]
+        shown = f"{label} (= {', '.join(equal)})" if equal else label
+        handles.append(plt.Line2D([], [], label=shown, **style))
+        drawn[label] = values
     figure = pc.viz["figure"].item()
     figure.legend(handles=handles, loc="outside upper center", ncols=len(handles))
-    return constrained(pc)
+    return constrained(pc, note=classes_note(est))
 
 
 def plot_prior_posterior(
@@ -216,4 +294,4 @@ def plot_prior_posterior(
     :func:`plot_trace`.
     """
     data = plot_tree(est, var_names, max_features, groups=("prior", "posterior"))
-    return constrained(az.plot_prior_posterior(data))
+    return constrained(az.plot_prior_posterior(data), note=classes_note(est))

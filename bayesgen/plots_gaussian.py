@@ -18,6 +18,7 @@ import numpy as np
 
 from bayesgen.plots_selection import (
     class_codes,
+    classes_note,
     constrained,
     dense,
     mpl_text,
@@ -28,6 +29,11 @@ from bayesgen.plots_selection import (
 if TYPE_CHECKING:
     from arviz_plots import PlotMatrix
     from matplotlib.figure import Figure
+
+#: Width of the pair plot, in inches: at the report's 100 dpi it fits the page (72rem) unshrunk.
+PAIR_WIDTH_IN = 11.0
+#: Font size of its tick and axis labels, in points.
+PAIR_FONT_PT = 10.0
 
 
 def plot_mu_pair(est, *, max_features: int | None = None) -> PlotMatrix:
@@ -53,7 +59,17 @@ def plot_mu_pair(est, *, max_features: int | None = None) -> PlotMatrix:
         max_features = max(1, 6 // n_classes)
     data = plot_tree(est, ["mu"], max_features)
     data = data.isel({"class": slice(0, n_classes)})
-    return constrained(az.plot_pair(data))
+    # ArviZ sizes the matrix for a screen; the report shows it at most PAIR_WIDTH_IN wide, so a
+    # wider one would be shrunk and its labels with it.
+    n_rows = data["posterior"].to_dataset()["mu"].isel(chain=0, draw=0).size
+    side = min(PAIR_WIDTH_IN, 1.8 * n_rows + 1.0)
+    matrix = az.plot_pair(data, figure_kwargs={"figsize": (side, side * 0.85)})
+    figure = matrix.viz["figure"].item()
+    for ax in figure.axes:
+        ax.tick_params(labelsize=PAIR_FONT_PT)
+        ax.xaxis.label.set_fontsize(PAIR_FONT_PT)
+        ax.yaxis.label.set_fontsize(PAIR_FONT_PT)
+    return constrained(matrix, note=classes_note(est, shown=n_classes))
 
 
 @dataclass(frozen=True)

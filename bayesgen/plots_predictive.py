@@ -12,9 +12,10 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import xarray as xr
+from matplotlib.ticker import MaxNLocator
 from scipy import stats as scipy_stats
 
-from bayesgen.plots_selection import class_codes, family_of, mpl_text, take_rows
+from bayesgen.plots_selection import class_codes, family_of, legible_ticks, mpl_text, take_rows
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -65,6 +66,7 @@ def plot_top_features(est, *, k: int = 10, prob: float = 0.94) -> Figure:
         ax.set_xlabel(axis_label)
     for ax in axes.flat[len(panels) :]:
         ax.set_visible(False)
+    legible_ticks(figure)
     return figure
 
 
@@ -155,7 +157,8 @@ def plot_calibration(est, X, y, *, n_bins: int = 10, prob: float = 0.94) -> Figu
     ax.set_title(f"Reliability diagram (ECE = {ece:.3f}, {int(table['n'].sum())} examples)")
     ax.set_ylabel("accuracy")
     ax.set_ylim(min(low, chance) - 0.05, 1.02)
-    ax.legend(loc="upper left", fontsize="small")
+    # Above the panel: inside it, any corner can hold a bin's point.
+    figure.legend(loc="outside upper center", ncols=2, fontsize="small")
     widths = table["upper_edge"] - table["lower_edge"]
     counts.bar(
         table["lower_edge"],
@@ -168,6 +171,8 @@ def plot_calibration(est, X, y, *, n_bins: int = 10, prob: float = 0.94) -> Figu
     )
     counts.set_xlabel("confidence (predicted probability of the predicted class)")
     counts.set_ylabel("examples")
+    counts.yaxis.set_major_locator(MaxNLocator(nbins="auto", integer=True))  # no 0.5 examples
+    legible_ticks(figure)
     return figure
 
 

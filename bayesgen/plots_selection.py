@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 import xarray as xr
+from matplotlib.ticker import MaxNLocator
 
 from bayesgen.families import FAMILIES, Family, family
 
@@ -117,10 +118,80 @@ def plot_tree(est, var_names, max_features: int, groups=("posterior",)) -> xr.Da
     return xr.DataTree.from_dict(tree)
 
 
-def constrained(plot):
-    """Lay the figure out so titles and tick labels do not overlap; returns ``plot``."""
-    plot.viz["figure"].item().set_layout_engine("constrained")
+def constrained(plot, *, note: str | None = None):
+    """Lay the figure out so titles and tick labels do not overlap; returns ``plot``.
+
+    ``note`` (e.g. :func:`classes_note`) is written below the panels (above them, the
+    constrained layout would not make room for it beside a figure legend). Tick labels that
+    would still touch are thinned (:func:`legible_ticks`).
+    """
+    figure = plot.viz["figure"].item()
+    figure.set_layout_engine("constrained")
+    if note:
+        figure.supxlabel(note, fontsize="medium", color="0.25")
+    legible_ticks(figure)
     return plot
+
+
+def classes_note(est, shown: int = MAX_PLOT_CLASSES) -> str | None:
+    """What a plot that shows only the first ``shown`` classes says about the others (None
+    when it shows them all)."""
+    n_classes = len(est.classes_)
+    if n_classes <= shown:
+        return None
+    first = ", ".join(str(label) for label in est.classes_[:shown])
+    return f"{shown} of {n_classes} classes shown ({first}), to keep the plot readable"
+
+
+def legible_ticks(figure) -> None:
+    """Give every axes with automatic x ticks a locator that leaves room for the labels.
+
+    Matplotlib chooses the number of ticks from the font size alone, as if every label were
+    three characters wide, so long labels (``0.03750``) in narrow panels run into each other.
+    Ticks a plot set itself are kept. Nothing is drawn here: the locator measures when the
+    figure is drawn, at its final size.
+    """
+    from matplotlib.ticker import AutoLocator
+
+    for ax in figure.axes:
+        if type(ax.xaxis.get_major_locator()) is AutoLocator:
+            ax.xaxis.set_major_locator(RoomyLocator())
+
+
+class RoomyLocator(MaxNLocator):
+    """Matplotlib's automatic ticks, fewer where their labels would not fit side by side.
+
+    A label's width is estimated from its characters (:data:`_CHAR_EM` of the font size each)
+    plus a gap of :data:`_GAP_EM`; no renderer is needed, so it costs no extra draw.
+    """
+
+    def __init__(self):
+        super().__init__(nbins="auto", steps=[1, 2, 2.5, 5, 10])
+
+    def tick_values(self, vmin, vmax):
+        ticks = super().tick_values(vmin, vmax)
+        axis = self.axis
+        if axis is None or axis.axes is None or len(ticks) < 3:
+            return ticks
+        room = axis.axes.bbox.width * 72 / axis.axes.figure.dpi  # points
+        size = axis.majorTicks[0].label1.get_fontsize()
+        nbins = len(ticks)
+        while nbins > 1:
+            low, high = sorted((vmin, vmax))
+            shown = [tick for tick in ticks if low <= tick <= high]
+            labels = axis.major.formatter.format_ticks(shown)
+            widest = max((len(label) for label in labels), default=0)
+            if len(shown) * (widest * _CHAR_EM + _GAP_EM) * size <= room:
+                break
+            nbins = max(1, len(shown) - 2)
+            ticks = MaxNLocator(nbins=nbins, steps=[1, 2, 2.5, 5, 10]).tick_values(vmin, vmax)
+        return ticks
+
+
+#: Width of a digit (DejaVu Sans, matplotlib's default font), and the smallest gap between
+#: two tick labels, in font sizes (ems).
+_CHAR_EM = 0.64
+_GAP_EM = 1.0
 
 
 def require_parameters(est, plot_name: str, names: tuple[str, ...]) -> None:

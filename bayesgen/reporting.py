@@ -24,6 +24,8 @@ from bayesgen.families.base import ReportSection
 from bayesgen.plots_selection import family_of, feature_label, subset
 
 _DPI = 100
+#: Hyperparameters that only NUTS reads; a conjugate fit's report leaves them out.
+_NUTS_ONLY = frozenset({"tune", "target_accept", "nuts_sampler", "cores"})
 _REPORT_TITLE = "bayesgen report: "  # in index.html's <title>: marks a folder as a report
 
 
@@ -165,8 +167,12 @@ def _plan(est, X_test, y_test, *, max_features: int, top_k: int):
     yield (
         ReportSection(
             "Rank",
-            "Rank plots: how each chain's draws rank among all chains; lines that stay flat and "
-            "overlap (inside the envelope) mean the chains sample the same distribution.",
+            "Rank plots: how each chain's draws rank among all chains (the ECDF of its "
+            "fractional ranks minus the uniform CDF); curves that stay flat and inside the grey "
+            f"band (where a chain's curve stays with {plots.RANK_ENVELOPE_PROB:.0%} probability "
+            "when all chains sample the same distribution) mean the chains agree. Each panel's "
+            "p=…(α=0.01) is the p-value of ArviZ's multi-chain uniformity test: p < α = 0.01 "
+            "means the chains sample different distributions.",
             "rank.png",
         ),
         lambda: plots.plot_rank(est, max_features=max_features),
@@ -215,7 +221,9 @@ def _plan(est, X_test, y_test, *, max_features: int, top_k: int):
         ReportSection(
             "Posterior and closed forms",
             f"Posterior densities with the {mean} (black dashed), the MLE (red dotted) "
-            f"{map_note}; the black line should sit at the centre of mass of each density.",
+            f"{map_note}; each line carries its marker (●, ▼, ▲) at its own height, so lines at "
+            "the same value are all seen. The black line should sit at the centre of mass of "
+            "each density.",
             "posterior_vs_closed_form.png",
         ),
         lambda: plots.plot_posterior_vs_closed_form(est, max_features=max_features),
@@ -339,6 +347,13 @@ def _html(est, comparison, sections: list[ReportSection], selection: list[str]) 
     params = "".join(
         f"<tr><th>{e(key)}</th><td>{e(repr(value))}</td></tr>"
         for key, value in sorted(est.get_params(deep=False).items())
+        if not (est.inference == "conjugate" and key in _NUTS_ONLY)
+    )
+    params_note = (
+        f"<p>Not listed: {e(', '.join(sorted(_NUTS_ONLY)))}, which only NUTS reads "
+        "(this fit drew exact samples from the conjugate posterior).</p>"
+        if est.inference == "conjugate"
+        else ""
     )
     posterior = est.idata_["posterior"]
     facts = {
@@ -395,6 +410,7 @@ def _html(est, comparison, sections: list[ReportSection], selection: list[str]) 
 <table>{facts_rows}</table>
 <h2>Hyperparameters</h2>
 <table>{params}</table>
+{params_note}
 <h2>Posterior against the closed forms</h2>
 {verdict}
 {table}

@@ -195,12 +195,16 @@ def plot_lambda_sweep(df: pd.DataFrame, *, parameters=None, max_parameters: int 
     ax.minorticks_off()
     ax.set_xlabel("λ")
     ax.set_ylabel("probability")
-    ax.set_title("add-λ vs posterior mean (prior λ) vs MAP (prior λ + 1)")
     styles = [
         Line2D([], [], color="0.3", ls="-", label="add-λ (closed form)"),
         Line2D([], [], color="0.3", ls="", marker="o", mfc="none", label="posterior mean ± 2 MCSE"),
-        Line2D([], [], color="0.3", ls="", marker="x", label="MAP, α = λ + 1"),
     ]
+    title = "add-λ vs posterior mean (prior λ)"
+    # A sweep run with compute_map=False has no MAP points: list no marker for them.
+    if df.loc[labels.isin(parameters), "map_alpha_plus_1"].notna().any():
+        styles.append(Line2D([], [], color="0.3", ls="", marker="x", label="MAP, α = λ + 1"))
+        title += " vs MAP (prior λ + 1)"
+    ax.set_title(title)
     outside = {"loc": "upper left", "fontsize": "small"}
     first = ax.legend(handles=styles, bbox_to_anchor=(1.02, 1.0), **outside)
     ax.add_artist(first)
