@@ -432,6 +432,43 @@ def test_index_html_renders_every_image_in_headless_chromium(mnb_report, tmp_pat
         driver.quit()
 
 
+def test_index_html_shows_every_section_readably_in_headless_chromium(mnb_report, tmp_path):
+    """What a person sees on a laptop screen: every section's heading, its plot at no less
+    than 70 % of its size (smaller, its labels shrink below readable) and a caption."""
+    driver = _chromium(tmp_path)
+    try:
+        driver.set_window_size(1280, 1000)
+        driver.get(mnb_report.as_uri())
+        headings = driver.execute_script(
+            "return Array.from(document.querySelectorAll('h2'))"
+            ".filter(h => h.offsetHeight > 0).map(h => h.textContent)"
+        )
+        expected = ["Trace", "Rank", "Effective sample size", "Top features"]
+        expected += ["Posterior and closed forms", "Prior and posterior", "Calibration"]
+        expected += ["Predictive intervals", "Hyperparameters", "Not shown"]
+        assert set(expected) <= set(headings), headings
+        figures = driver.execute_script(
+            "return Array.from(document.querySelectorAll('figure')).map(f => {"
+            " const img = f.querySelector('img');"
+            " return [f.id, f.querySelector('h2').textContent,"
+            "  img.complete && img.naturalWidth > 0, img.clientWidth / img.naturalWidth,"
+            "  f.querySelector('figcaption').innerText.trim().length]; })"
+        )
+        assert len(figures) == len(list(mnb_report.parent.glob("*.png")))
+        for name, heading, loaded, scale, caption in figures:
+            assert heading and loaded and caption > 40, name
+            assert scale >= 0.7, f"{name} is shown at {scale:.0%} of its size"
+        settings = driver.execute_script(
+            "const h = Array.from(document.querySelectorAll('h2'))"
+            ".find(h => h.textContent === 'Hyperparameters');"
+            "return Array.from(h.nextElementSibling.querySelectorAll('th'))"
+            ".map(th => th.textContent)"
+        )
+        assert "alpha" in settings and "tune" not in settings  # a conjugate fit: no NUTS settings
+    finally:
+        driver.quit()
+
+
 def test_discriminant_plane_puts_points_where_the_classifier_sees_them():
     # Wine's features differ in scale by 1000x (proline): a Euclidean projection onto the
     # plane would misplace the points. In the plane's coordinates, the posterior-mean scores
