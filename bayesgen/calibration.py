@@ -200,6 +200,8 @@ class SBCResult:
         matplotlib.figure.Figure
         """
         import matplotlib.pyplot as plt
+        from matplotlib.lines import Line2D
+        from matplotlib.patches import Patch
 
         names = list(self.p_values.index)
         n_steps = self.n_draws + 1
@@ -224,6 +226,19 @@ class SBCResult:
         for ax in axes.flat[len(names) :]:
             ax.remove()
         fig.suptitle(f"SBC of {self.model}: {self.n_simulations} simulations", fontsize=11)
+        # Below the panels: the suptitle holds the top, and the layout stacks no legend on it.
+        handles = [
+            Patch(color="C0", alpha=0.2, lw=0, label=f"{prob:.0%} band of uniform ranks"),
+            Line2D([], [], color="C1", lw=0.9, label="one parameter's ranks"),
+        ]
+        fig.legend(
+            handles=handles,
+            loc="outside lower center",
+            ncols=2,
+            fontsize="small",
+            title="p: chi-square test of uniform ranks, per variable (Bonferroni)",
+            title_fontsize="small",
+        )
         return fig
 
 

@@ -418,3 +418,30 @@ def test_no_plot_of_a_ten_class_fit_has_an_empty_panel(digits_plots):
             if ax.get_visible():
                 drawn = [*ax.lines, *ax.collections, *ax.patches, *ax.images]
                 assert drawn, f"{name}: the panel {ax.get_title()!r} is empty"
+
+
+# -- simulation-based calibration -------------------------------------------------------------
+
+
+def test_sbc_plot_says_what_its_band_curves_and_p_are():
+    from bayesgen.calibration import SBCResult
+
+    rng = np.random.default_rng(4)
+    columns = pd.MultiIndex.from_tuples([("class_prob", "0"), ("class_prob", "1")])
+    result = SBCResult(
+        ranks=pd.DataFrame(rng.integers(0, 21, size=(50, 2)), columns=columns),
+        n_draws=20,
+        n_bins=5,
+        parameter_p_values=pd.Series([0.5, 0.5], index=columns),
+        p_values=pd.Series({"class_prob": 0.5}),
+        level=0.01,
+        rejected=0,
+        model="MultinomialNB",
+        inference="conjugate",
+    )
+    figure = _drawn(result.plot())
+    (legend,) = figure.legends
+    texts = [text.get_text() for text in legend.get_texts()]
+    assert texts == ["95% band of uniform ranks", "one parameter's ranks"]
+    assert all(handle.get_visible() for handle in legend.legend_handles)
+    assert "chi-square" in legend.get_title().get_text()
