@@ -25,7 +25,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
 CHROMIUM, CHROMEDRIVER = Path("/usr/bin/chromium"), Path("/usr/bin/chromedriver")
-BUILD_TIMEOUT_S = 300
+BUILD_TIMEOUT_S = 600  # a guard only: the build takes 30-60 s
 MATHJAX_TIMEOUT_S = 30
 
 # Facts about the loaded page, gathered in the browser after MathJax (if the page loads it) has
