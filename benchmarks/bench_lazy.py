@@ -1,0 +1,170 @@
+"""The exact conjugate posterior without materialised draws, at 20 classes x 50,000 words.
+
+On one synthetic Zipf corpus (``bench_closed_form.zipf_bag_of_words``: 20,000 documents of
+~100 tokens, sparse CSR) it measures, side by side in one run:
+
+* scikit-learn's ``MultinomialNB().fit`` against bayesgen's
+  ``MultinomialNB(inference="conjugate")`` fit with its defaults (2 chains x 1,000 draws,
+  500 prior draws, the exact MAP), which now keeps the exact posterior as its Dirichlet
+  concentrations and draws nothing: best of ``--repeats`` wall times, and their ratio;
+* the fit's peak memory above the input, by ``tracemalloc`` (NumPy reports its buffers to
+  it) in a separate fit, so that tracing does not slow the timed ones;
+* ``bayesgen.compare(est)``, which at this size takes the exact moments (no draws);
+* ``predict_proba_interval`` on ``--predict-docs`` documents with ``--predict-draws`` draws
+  (a fit with 1 chain of that many draws), from the aggregated Dirichlet draws of only the
+  documents' words plus one remainder cell per class;
+* whether ``idata_`` (which would hold 2 x 1,000 draws of 1,000,020 parameters) was ever
+  drawn: it must not have been.
+
+Usage::
+
+    .venv/bin/python benchmarks/bench_lazy.py [--docs 20000] [--words 50000] [--classes 20]
+        [--predict-docs 1000] [--predict-draws 1000] [--repeats 3] [--json FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+import time
+import tracemalloc
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+MiB = 1024**2
+
+
+def best_time(function, repeats: int) -> tuple[float, object]:
+    """The smallest wall time of ``repeats`` calls, and the last result."""
+    best, result = np.inf, None
+    for _ in range(repeats):
+        start = time.perf_counter()
+        result = function()
+        best = min(best, time.perf_counter() - start)
+    return best, result
+
+
+def traced_peak(function) -> tuple[float, object]:
+    """Peak bytes allocated (tracemalloc) during one call, above what was held before."""
+    tracemalloc.start()
+    tracemalloc.reset_peak()
+    before = tracemalloc.get_traced_memory()[0]
+    result = function()
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    return peak - before, result
+
+
+def measure(args) -> dict:
+    from bench_closed_form import zipf_bag_of_words
+    from sklearn.naive_bayes import MultinomialNB as SklearnNB
+
+    import bayesgen
+
+    X, y = zipf_bag_of_words(args.docs, args.words, args.classes, seed=args.seed)
+    input_bytes = X.data.nbytes + X.indices.nbytes + X.indptr.nbytes + y.nbytes
+    X_test = X[: args.predict_docs]
+
+    def sklearn_fit():
+        return SklearnNB().fit(X, y)
+
+    def bayesgen_fit(**options):
+        params = {"inference": "conjugate", "random_seed": args.seed, **options}
+        return bayesgen.MultinomialNB(**params).fit(X, y)
+
+    out = {
+        "docs": args.docs,
+        "words": args.words,
+        "classes": args.classes,
+        "nnz": int(X.nnz),
+        "input_MiB": input_bytes / MiB,
+    }
+    out["sklearn_fit_s"], _ = best_time(sklearn_fit, args.repeats)
+    out["bayesgen_fit_s"], est = best_time(bayesgen_fit, args.repeats)
+    out["bayesgen_fit_no_map_s"], _ = best_time(
+        lambda: bayesgen_fit(compute_map=False), args.repeats
+    )
+    out["fit_ratio"] = out["bayesgen_fit_s"] / out["sklearn_fit_s"]
+    peak, _ = traced_peak(bayesgen_fit)
+    out["fit_peak_above_input_MiB"] = peak / MiB
+    sk_peak, _ = traced_peak(sklearn_fit)
+    out["sklearn_fit_peak_MiB"] = sk_peak / MiB
+
+    out["compare_s"], result = best_time(lambda: bayesgen.compare(est), args.repeats)
+    out["compare_ok"] = bool(result.ok)
+    out["compare_rows"] = len(result.table)
+
+    predictor = bayesgen_fit(chains=1, draws=args.predict_draws, compute_map=False)
+    start = time.perf_counter()
+    lower, upper = predictor.predict_proba_interval(X_test)
+    out["interval_s"] = time.perf_counter() - start
+    out["interval_docs"] = int(X_test.shape[0])
+    out["interval_draws"] = args.predict_draws
+    # Sanity: the exact predictive (parameters integrated out) lies inside most intervals.
+    exact = predictor.posterior_predictive_proba(X_test)
+    out["exact_predictive_inside"] = float(np.mean((lower <= exact) & (exact <= upper)))
+    held = [e.__dict__["_idata"]._tree for e in (est, predictor)]
+    out["idata_materialised"] = any(tree is not None for tree in held)
+    out["materialised_posterior_MiB"] = 2 * 1000 * args.classes * (args.words + 1) * 8 / MiB
+    out["machine"] = f"{platform.machine()}, {os.cpu_count()} CPUs"
+    out["load_average"] = os.getloadavg()
+    return out
+
+
+def table(out: dict) -> str:
+    goal = {
+        "fit_ratio": "<= 3",
+        "fit_peak_above_input_MiB": "<= 300",
+        "compare_s": "<= 2",
+        "interval_s": "<= 2",
+    }
+    rows = [
+        ("scikit-learn MultinomialNB.fit", f"{out['sklearn_fit_s']:.3f} s", ""),
+        ("bayesgen conjugate fit (defaults)", f"{out['bayesgen_fit_s']:.3f} s", ""),
+        ("  the same, compute_map=False", f"{out['bayesgen_fit_no_map_s']:.3f} s", ""),
+        ("fit time ratio", f"{out['fit_ratio']:.1f}x", goal["fit_ratio"]),
+        (
+            "fit peak above input (tracemalloc)",
+            f"{out['fit_peak_above_input_MiB']:.0f} MiB",
+            goal["fit_peak_above_input_MiB"],
+        ),
+        ("compare() (exact moments)", f"{out['compare_s']:.2f} s", goal["compare_s"]),
+        (
+            f"predict_proba_interval, {out['interval_docs']} docs x {out['interval_draws']} draws",
+            f"{out['interval_s']:.2f} s",
+            goal["interval_s"],
+        ),
+        ("idata_ drawn", str(out["idata_materialised"]), "False"),
+    ]
+    lines = ["| measurement | measured | goal |", "|---|---|---|"]
+    lines += [f"| {name} | {value} | {target} |" for name, value, target in rows]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--docs", type=int, default=20_000)
+    parser.add_argument("--words", type=int, default=50_000)
+    parser.add_argument("--classes", type=int, default=20)
+    parser.add_argument("--predict-docs", type=int, default=1000)
+    parser.add_argument("--predict-draws", type=int, default=1000)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--json", help="also write the figures to this file")
+    args = parser.parse_args(argv)
+    out = measure(args)
+    print(table(out))
+    print(json.dumps(out, default=float))
+    if args.json:
+        Path(args.json).write_text(json.dumps(out, indent=2, default=float))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
