@@ -162,6 +162,7 @@ def compare(
     alpha: float | None = None,
     class_alpha: float | None = None,
     alpha_prior: tuple[float, float] | None = None,
+    exact: bool | None = None,
 ) -> Comparison:
     """Check a fitted estimator's posterior, parameter by parameter, against its closed forms.
 
@@ -202,6 +203,17 @@ def compare(
         fitted one, where the fit has one: θ's posterior mean is then E_λ[add-λ | D] and λ's
         own mean and SD are checked too, all by quadrature of p(λ | D), see
         :mod:`bayesgen.hyperprior`); another hyperprior must make rows disagree.
+    exact : bool, optional
+        Take the posterior means and SDs from the exact conjugate posterior
+        (``est.posterior_``, see :mod:`bayesgen.posterior`) instead of its draws: nothing is
+        drawn, the Monte Carlo columns are 0 (``mcse``, ``mcse_sd``), inf (``ess_bulk``) and
+        1 (``r_hat``), and a row agrees when its mean and SD equal the closed form to 1e-12;
+        the check is then between two independent derivations of the same moments (the
+        family's marginals and its expected values). Default (None): exact where the fit
+        holds such a posterior, every variable has exact moments, and its draws would hold
+        more than :data:`EXACT_ABOVE` values (a large vocabulary); the draws otherwise, so
+        that the conjugate sampler itself is checked. True asks for it (ValueError where not
+        possible), False for the draws.
 
     Returns
     -------
@@ -276,21 +288,28 @@ def compare(
         )
     )
 
-    posterior = est.idata_["posterior"].to_dataset()
+    exact_posterior = _exact_posterior(est, exact, [block.variable for block in blocks])
+    if exact_posterior is None:
+        posterior = est.idata_["posterior"].to_dataset()
+    else:
+        posterior = _exact_table_source(exact_posterior, [block.variable for block in blocks])
     frames, checks = [], []
     # By name: under another prior than the fitted one a block may be missing (a fixed λ
     # asked of a fit with a hyperprior on λ has no block for λ).
     fitted_by_name = {fitted.variable: fitted for fitted in fitted_blocks}
     for block in blocks:
         fitted = fitted_by_name.get(block.variable, block)
-        frame = block_frame(block, posterior, map_point, hide_map=fitted.hide_map)
+        frame = block_frame(
+            block, posterior, map_point, hide_map=fitted.hide_map, exact=exact_posterior is not None
+        )
         frames.append(frame)
         checks.append((block, len(frame)))
     table = pd.concat(frames, ignore_index=True)
     no_joint_mode = any(b.unbounded is not None and b.unbounded.any() for b in fitted_blocks)
     if map_point is not None and no_joint_mode:
         render.hide_artefacts(table)
-    draw_identities = model_family.draw_identities(posterior)
+    # Identities between the variables of each draw need draws; the exact path has none.
+    draw_identities = [] if exact_posterior is not None else model_family.draw_identities(posterior)
     identity_ok, identity_ratio = _draw_identity_agreement(table, draw_identities)
 
     n_checks = int(np.isfinite(table["z"]).sum() + np.isfinite(table["z_sd"]).sum())
@@ -309,8 +328,12 @@ def compare(
     table["agrees"] = z_ok & sd_ok & map_ok & identity_ok
     table = table[TABLE_COLUMNS]
 
-    chains, draws = posterior.sizes["chain"], posterior.sizes["draw"]
-    divergences = _divergences(est.idata_)
+    if exact_posterior is None:
+        chains, draws = posterior.sizes["chain"], posterior.sizes["draw"]
+        divergences = _divergences(est.idata_)
+    else:
+        chains, draws = exact_posterior.chains, exact_posterior.draws_per_chain
+        divergences = 0
     warnings, diagnostics_ok = render.diagnose(
         table,
         {
@@ -385,17 +408,25 @@ def _map_status(map_point) -> tuple[str | None, bool | None, str]:
     return str(attrs.get("map_method", "find_MAP")), converged, str(attrs.get("map_message", ""))
 
 
-def block_frame(block: Expected, posterior: xr.Dataset, map_point, hide_map=None):
-    """The table rows of one variable; ``hide_map`` marks MAP values that are artefacts."""
+def block_frame(
+    block: Expected, posterior: xr.Dataset, map_point, hide_map=None, *, exact: bool = False
+):
+    """The table rows of one variable; ``hide_map`` marks MAP values that are artefacts.
+
+    ``posterior`` holds draws (dims chain, draw, ...), or with ``exact`` the exact moments
+    (dims moment = mean, sd, ...; see :func:`_exact_table_source`)."""
     draws = posterior[block.variable]
-    param_dims = draws.dims[2:]
+    param_dims = draws.dims[2:] if not exact else draws.dims[1:]
     keep = np.flatnonzero(np.asarray(block.keep).ravel())
-    n_chains, n_draws = draws.shape[:2]
-    values = draws.values.reshape(n_chains, n_draws, -1)
-    kurtosis = block.closed_form_kurtosis
-    if kurtosis is not None:
-        kurtosis = flat_kept(kurtosis, keep)
-    summary = _summarise(values, keep, kurtosis=kurtosis)
+    if exact:
+        summary = _exact_summary(draws.values.reshape(2, -1), keep)
+    else:
+        n_chains, n_draws = draws.shape[:2]
+        values = draws.values.reshape(n_chains, n_draws, -1)
+        kurtosis = block.closed_form_kurtosis
+        if kurtosis is not None:
+            kurtosis = flat_kept(kurtosis, keep)
+        summary = _summarise(values, keep, kurtosis=kurtosis)
 
     def flat(array) -> np.ndarray:
         return np.asarray(array).ravel()[keep]
@@ -409,18 +440,24 @@ def block_frame(block: Expected, posterior: xr.Dataset, map_point, hide_map=None
     reason = np.full(keep.size, "", dtype=object)
     for part in block.reasons:
         part = flat(part)
-        reason = np.where((reason != "") & (part != ""), reason + "; " + part, reason + part)
+        given = part != ""
+        if not given.any():  # most blocks: nothing to add, and a million rows to skip
+            continue
+        reason = np.where((reason != "") & given, reason + "; " + part, reason + part)
+    # Object columns: pandas' inference of a string dtype costs a second at a million rows.
     frame = pd.DataFrame(
         {
-            "variable": block.variable,
-            "coords": _labels(draws, param_dims, keep),
+            "variable": pd.Series(np.full(keep.size, block.variable, dtype=object), dtype=object),
+            "coords": pd.Series(
+                _labels(draws, param_dims, keep, skip=1 if exact else 2), dtype=object
+            ),
             **summary,
             "closed_form": flat(block.closed_form).astype(np.float64),
             "closed_form_sd": flat(block.closed_form_sd).astype(np.float64),
             "mle": flat(block.mle).astype(np.float64),
             "map": map_value,
             "expected_map": flat(block.expected_map).astype(np.float64),
-            "reason": reason.astype(str),
+            "reason": pd.Series(reason, dtype=object),
         }
     )
     frame["z"] = _z_scores(frame["posterior_mean"], frame["closed_form"], _null_mcse(frame))
@@ -456,17 +493,68 @@ def _summarise(
     return out
 
 
-def _labels(draws: xr.DataArray, dims, keep: np.ndarray) -> list[str]:
-    """Readable coordinate labels, e.g. ``spam, free``, of the kept flat indices."""
+def _labels(draws: xr.DataArray, dims, keep: np.ndarray, skip: int = 2) -> list[str]:
+    """Readable coordinate labels, e.g. ``spam, free``, of the kept flat indices (the first
+    ``skip`` dims are not the parameter's)."""
     if not dims:
         return [""] * keep.size
-    shape = draws.shape[2:]
+    shape = draws.shape[skip:]
     positions = np.unravel_index(keep, shape)
-    columns = [
-        np.asarray([str(v) for v in draws[dim].values], dtype=object)[index]
-        for dim, index in zip(dims, positions, strict=True)
-    ]
-    return [", ".join(parts) for parts in zip(*columns, strict=True)]
+    labels = None
+    for dim, index in zip(dims, positions, strict=True):
+        column = np.asarray([str(v) for v in draws[dim].values], dtype=object)[index]
+        # Object arrays add elementwise in C: a million labels in a tenth of a second.
+        labels = column if labels is None else labels + ", " + column
+    return labels.tolist()
+
+
+#: Above this many stored values (chains × draws × parameters) :func:`compare` uses the exact
+#: moments of a conjugate posterior by default instead of drawing it (80 MB in float64).
+EXACT_ABOVE = 10_000_000
+
+
+def _exact_posterior(est, exact: bool | None, variables: list[str]):
+    """The fit's :class:`~bayesgen.posterior.ConjugatePosterior` where the comparison uses
+    its exact moments (see :func:`compare`'s ``exact``), else None."""
+    if exact is not None and not isinstance(exact, bool):
+        raise TypeError(f"exact: expected None, True or False; got {exact!r}.")
+    posterior = getattr(est, "posterior_", None)
+    possible = posterior is not None and posterior.is_exact(variables)
+    if exact is True and not possible:
+        raise ValueError(
+            "exact: True needs a conjugate fit whose every variable has exact moments "
+            f"(inference='conjugate', no hyperprior on λ, not GDA's coef); got {variables} of "
+            f"a {'conjugate' if posterior is not None else 'sampled'} fit."
+        )
+    if exact is False or not possible:
+        return None
+    if exact is None:
+        sizes = posterior.estimates.sizes
+        per_draw = sum(
+            int(np.prod([sizes[d] for d in posterior.variables[name]])) for name in variables
+        )
+        if per_draw * posterior.chains * posterior.draws_per_chain <= EXACT_ABOVE:
+            return None
+    return posterior
+
+
+def _exact_table_source(posterior, variables: list[str]) -> xr.Dataset:
+    """The exact means and SDs, stacked on a leading ``moment`` dim (mean, sd)."""
+    means, sds = posterior.mean(variables), posterior.sd(variables)
+    return xr.concat([means, sds], dim="moment")
+
+
+def _exact_summary(moments: np.ndarray, keep: np.ndarray) -> dict[str, np.ndarray]:
+    """:func:`_summarise`'s columns from exact moments: no Monte Carlo error."""
+    n = keep.size
+    return {
+        "posterior_mean": moments[0, keep],
+        "posterior_sd": moments[1, keep],
+        "mcse": np.zeros(n),
+        "mcse_sd": np.zeros(n),
+        "ess_bulk": np.full(n, np.inf),
+        "r_hat": np.ones(n),
+    }
 
 
 def _z_scores(estimate, expected, error) -> np.ndarray:

@@ -97,6 +97,11 @@ class GenerativeClassifier(GenerativeWorkflow, ClassifierMixin, BaseEstimator):
         :meth:`fit` too) is continued; :meth:`fit` starts afresh.
 
         Parameters
+        if self.inference == "conjugate":  # the exact posterior, no draws until asked
+            observed = None
+            if "dask_chunks" not in stats.attrs:
+                observed = self._observed_group(stats, X, y, sample_weight)
+            return self._set_conjugate(stats, observed)
         ----------
         X : array-like, DataFrame or sparse matrix of shape (n_samples, n_features)
             The same columns in every call.
@@ -166,6 +171,8 @@ class GenerativeClassifier(GenerativeWorkflow, ClassifierMixin, BaseEstimator):
     ) -> xr.Dataset:
         """The family's sufficient statistics of X, y (``_data_options`` go with them);
         chunk by chunk on Dask for Dask input (:mod:`bayesgen.distributed`)."""
+        if self.inference == "conjugate":
+            return self._set_conjugate(stats, None)
         from bayesgen import distributed
 
         if distributed.has_dask_input(X, y, sample_weight):
@@ -212,20 +219,26 @@ class GenerativeClassifier(GenerativeWorkflow, ClassifierMixin, BaseEstimator):
                 "Use inference='conjugate' for fractional weights."
             )
 
-    def set_posterior(self, closed_form: xr.Dataset, idata: xr.DataTree, map_point=None):
+    def set_posterior(
+        self, closed_form: xr.Dataset, idata: xr.DataTree | None, map_point=None, *, posterior=None
+    ):
         """Hold a posterior as :meth:`fit` leaves it (used to load a saved model); returns self.
 
         Parameters
         ----------
         closed_form : xarray.Dataset
             The family's closed-form Dataset (``closed_form_``).
-        idata : xarray.DataTree
-            The posterior and its companion groups (``idata_``).
+        idata : xarray.DataTree or None
+            The posterior and its companion groups (``idata_``); None with ``posterior``:
+            materialised from it on first access.
         map_point : xarray.Dataset, optional
             The MAP point (``map_``).
         """
         self.closed_form_ = closed_form
-        self.idata_ = idata
+        self.__dict__.pop("posterior_", None)
+        if posterior is not None:
+            self.posterior_ = posterior
+        self.idata_ = LazyIdata(posterior) if idata is None else idata
         self.map_ = map_point
         self._set_fitted_attributes()
         return self
@@ -241,13 +254,70 @@ class GenerativeClassifier(GenerativeWorkflow, ClassifierMixin, BaseEstimator):
             if error is not None:
                 # The hint is about numbers out of range, not a misspelt option.
                 numeric = error is ValueError and not isinstance(value, str)
+        posterior : bayesgen.posterior.ConjugatePosterior, optional
+            The exact conjugate posterior (``posterior_``) of a conjugate fit.
                 hint = getattr(rule, "hint", "") if numeric else ""
+        from bayesgen.posterior import ConjugatePosterior, LazyIdata
+
+        if posterior is not None and not isinstance(posterior, ConjugatePosterior):
+            raise TypeError(
+                f"posterior: expected a ConjugatePosterior or None; got {type(posterior).__name__}."
+            )
+        if idata is None and posterior is None:
+            raise ValueError(
+                "idata: expected a DataTree (or a posterior to draw it from); got None."
+            )
                 hint = hint.format(model=self._family.name, name=name)
                 raise error(f"{name}: expected {rule.expected}; got {value!r}. {hint}".rstrip())
         if self.inference == "conjugate":
             self._check_conjugate()
         else:
             self._warn_short_nuts()
+    @property
+    def idata_(self) -> xr.DataTree:
+        """The posterior draws and their companion groups (an ``xarray.DataTree``).
+
+        A conjugate fit holds its exact posterior as parameters (``posterior_``) and makes
+        this tree on first access: the same draws, seed for seed, as a fit that drew at once
+        (``chains`` x ``draws`` of every parameter, ``prior_draws`` prior draws, the training
+        rows and their pointwise log-likelihood), kept from then on.
+        """
+        from bayesgen.posterior import LazyIdata
+
+        held = self.__dict__.get("_idata")
+        if held is None:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute 'idata_'")
+        return held.tree() if isinstance(held, LazyIdata) else held
+
+    @idata_.setter
+    def idata_(self, value) -> None:
+        self.__dict__["_idata"] = value
+
+    @idata_.deleter
+    def idata_(self) -> None:
+        self.__dict__.pop("_idata", None)
+
+    def _set_conjugate(self, stats: xr.Dataset, observed: xr.Dataset | None):
+        """Hold the exact conjugate posterior of ``stats``; ``idata_`` is drawn on first use."""
+        from bayesgen.posterior import ConjugatePosterior
+
+        posterior = ConjugatePosterior(
+            stats,
+            random_seed=self.random_seed,
+            chains=self.chains,
+            draws=self.draws,
+            prior_draws=self.prior_draws,
+            dtype=self.dtype,
+            observed=observed,
+        )
+        map_point = self._find_map(stats) if self.compute_map else None
+        return self.set_posterior(stats, None, map_point, posterior=posterior)
+
+    def _observed_group(self, stats: xr.Dataset, X, y, sample_weight) -> xr.Dataset:
+        """The ``observed_data`` group of the training rows, made at fit (the rows are not
+        kept otherwise); the ``log_likelihood`` group waits for the draws."""
+        return self._observed_data(stats, X, y, sample_weight)[0]
+
 
     def _warn_short_nuts(self) -> None:
         from bayesgen.checks import ESS_MIN
@@ -362,6 +432,9 @@ class GenerativeClassifier(GenerativeWorkflow, ClassifierMixin, BaseEstimator):
         """
         self.check_fitted()
         self._check_n_features(X)
+        exact = self.__dict__.get("posterior_")
+        if exact is not None and exact.is_exact():
+            return exact.mean()
         X = cf.prediction_features(self.closed_form_, X)
         posterior = self.idata_["posterior"].to_dataset()
         n_chains, n_draws = posterior.sizes["chain"], posterior.sizes["draw"]
@@ -381,6 +454,9 @@ class GenerativeClassifier(GenerativeWorkflow, ClassifierMixin, BaseEstimator):
         )
 
     def _draw_log_likelihood(self, X, draws: xr.Dataset) -> np.ndarray:
+        aggregated = self._aggregated_proba_draws(X)
+        if aggregated is not None:
+            return aggregated
         return self._family.draw_log_joint(self.closed_form_, X, draws)
 
     def predict_proba(self, X) -> np.ndarray:
@@ -396,10 +472,19 @@ class GenerativeClassifier(GenerativeWorkflow, ClassifierMixin, BaseEstimator):
         """
         if not 0 < prob < 1:
             raise ValueError(f"prob: expected a probability in (0, 1); got {prob}.")
-        draws = self.predict_proba_draws(X).stack(sample=("chain", "draw"))
+        draws = self.predict_proba_draws(X).values
         tail = (1 - prob) / 2
-        bounds = draws.quantile([tail, 1 - tail], dim="sample")
-        return bounds.isel(quantile=0).values, bounds.isel(quantile=1).values
+    def _aggregated_proba_draws(self, X) -> xr.DataArray | None:
+        """p(y = k | x, θ) from draws of only the cells X needs, where the fit holds an exact
+        conjugate posterior whose family has that shortcut (see
+        :meth:`bayesgen.posterior.ConjugatePosterior.predict_proba_draws`); else None."""
+        exact = self.__dict__.get("posterior_")
+        return None if exact is None else exact.predict_proba_draws(X, self.classes_)
+
+        # NumPy's quantile on the (sample, obs, class) view: xarray's stack would copy every
+        # draw and its NaN-skipping quantile sort slower.
+        lower, upper = np.quantile(draws.reshape(-1, *draws.shape[2:]), [tail, 1 - tail], axis=0)
+        return lower, upper
 
     def predict(self, X) -> np.ndarray:
         """The class with the highest posterior-mean probability."""
@@ -432,7 +517,7 @@ class GenerativeClassifier(GenerativeWorkflow, ClassifierMixin, BaseEstimator):
 
     def check_fitted(self) -> None:
         """Raise scikit-learn's ``NotFittedError`` unless :meth:`fit` has run."""
-        if not hasattr(self, "idata_"):
+        if "_idata" not in self.__dict__:  # hasattr(self, "idata_") would draw a lazy posterior
             raise NotFittedError(
                 f"This {type(self).__name__} is not fitted yet; call fit(X, y) first."
             )

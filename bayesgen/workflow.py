@@ -43,6 +43,18 @@ class GenerativeWorkflow:
         weights kept as ``sample_weight`` where any differs from 1."""
         from bayesgen import observed
 
+        data, rows, codes = self._observed_data(stats, X, y, sample_weight)
+        idata["observed_data"] = data
+        posterior = idata["posterior"].to_dataset()
+        idata["log_likelihood"] = observed.log_likelihood(
+            self._family, stats, rows, codes, posterior
+        )
+
+    def _observed_data(self, stats: xr.Dataset, X, y, sample_weight=None):
+        """The ``observed_data`` group, and the checked rows and class codes it holds (a
+        conjugate fit makes the group at fit and the log-likelihood when drawn)."""
+        from bayesgen import observed
+
         # The same checks as the fit's, so the rows are those the model saw (binarized).
         rows, _, _ = check_features(
             X, kind=self._family.feature_kind, binarize=stats.attrs.get("binarize")
@@ -62,11 +74,7 @@ class GenerativeWorkflow:
             data["sample_weight"].attrs["meaning"] = (
                 "row i counts w_i times in the statistics; the log_likelihood rows are unweighted"
             )
-        idata["observed_data"] = data
-        posterior = idata["posterior"].to_dataset()
-        idata["log_likelihood"] = observed.log_likelihood(
-            self._family, stats, rows, codes, posterior
-        )
+        return data, rows, codes
 
     def pymc_model(self):
         """The fitted model as a ``pymc.Model`` (on the training data's sufficient statistics).

@@ -216,6 +216,24 @@ class Family:
 
         The default optimises the model as it is; a family whose parameters can be badly
         scaled (GDA's means in the units of the data) standardises first.
+    def exact_marginals(self, estimates: xr.Dataset) -> dict[str, Marginal]:
+        """The closed-form marginal of each parameter that has one (:class:`Marginal`), for
+        :class:`bayesgen.posterior.ConjugatePosterior`; default none (it then falls back to
+        a bounded number of exact draws)."""
+        return {}
+
+    def feature_subset(self, estimates: xr.Dataset, labels: np.ndarray) -> xr.Dataset:
+        """Statistics whose :meth:`conjugate_draws` give exact joint draws of the features
+        ``labels`` (the caller selects them afterwards). Default: ``estimates`` itself (all
+        features are drawn); the multinomial model aggregates the other words into one cell."""
+        return estimates
+
+    def aggregated_log_joint(self, estimates: xr.Dataset, X, n_draws: int, seed: int):
+        """log p(x, y = k | θ) for ``n_draws`` exact posterior draws of θ, drawing only the
+        cells X needs, shape (n_draws, n_samples, n_classes); None (the default) where the
+        family has no such shortcut and predictions use the materialised draws."""
+        return None
+
         """
         return estimates, lambda point: point
 
@@ -383,6 +401,61 @@ class DrawIdentity:
     errors : dict of str to numpy.ndarray
         Per variable (same keys), in its shape: the largest error over the draws in units of
         its tolerance (rounding of the stored draws); ≤ 1 agrees, NaN or inf does not.
+@dataclass(frozen=True)
+class Marginal:
+    """The exact marginal posterior of every scalar of one parameter.
+
+    Attributes
+    ----------
+    dims : tuple of str
+        The parameter's dims (as :attr:`Family.parameters`).
+    mean, sd : numpy.ndarray
+        Exact posterior mean and SD of each scalar, in the parameter's shape.
+    distribution : scipy.stats frozen distribution, optional
+        With array parameters broadcasting to that shape: its ``ppf`` gives the intervals.
+        None where no scalar has a standard closed-form marginal.
+    has_interval : numpy.ndarray of bool, optional
+        The scalars whose ``distribution`` is their marginal (default: all of them); the
+        others (Σ's off-diagonal entries) get their intervals from draws.
+    point_mass : numpy.ndarray of bool, optional
+        Scalars that are a constant (the categorical model's padding cells, always 0): their
+        mean, SD and interval are ``mean``, 0 and [mean, mean].
+    """
+
+    dims: tuple[str, ...]
+    mean: np.ndarray
+    sd: np.ndarray
+    distribution: object = None
+    has_interval: np.ndarray | None = None
+    point_mass: np.ndarray | None = None
+
+
+def dirichlet_marginal(
+    dims: tuple[str, ...], concentration: np.ndarray, *, beta: bool = False
+) -> Marginal:
+    """Component marginals of Dirichlet(concentration) along the last axis: Beta(a_j, a0 − a_j).
+
+    ``beta`` marks a (present, absent) pair whose first component is the parameter. Zero
+    concentrations are padding, a point mass at 0.
+    """
+    from scipy import stats
+
+    concentration = np.asarray(concentration, dtype=np.float64)
+    total = concentration.sum(axis=-1, keepdims=True)
+    if beta:
+        concentration, total = concentration[..., 0], total[..., 0]
+    padding = concentration <= 0
+    if not padding.any():  # the common case, in few passes over a million cells
+        mean = concentration / total
+        sd = np.sqrt(mean * (1.0 - mean) / (total + 1.0))
+        return Marginal(dims, mean, sd, stats.beta(concentration, total - concentration))
+    a = np.where(padding, 1.0, concentration)
+    b = np.where(padding, 1.0, total - concentration)
+    mean = np.where(padding, 0.0, a / (a + b))
+    sd = np.where(padding, 0.0, np.sqrt(a * b / ((a + b) ** 2 * (a + b + 1.0))))
+    return Marginal(dims, mean, sd, stats.beta(a, b), point_mass=padding)
+
+
     failure : str
         What a value that fails is, for the warning: "… values are not …".
     """
@@ -426,6 +499,57 @@ def dirichlet_draws(rng, concentration: np.ndarray, sample_shape, dtype) -> np.n
     a 20-class × 50,000-word model take 4 GB in float32 and no temporary of the same size.
     Zero concentrations give probability 0 (the padding of the categorical model).
     """
+def niw_marginals(mean, kappa, dof, scale) -> dict[str, Marginal]:
+    """Exact marginals of μ and Σ under normal-inverse-Wishart parameters (GDA and QDA).
+
+    ``mean`` (K, D) and ``kappa`` (K,) are the class means' m_k and κ_k; ``dof`` ν and
+    ``scale`` Ψ are one (D, D) scale for a shared Σ (GDA) or ν (K,) and Ψ (K, D, D) per class
+    (QDA). μ_kj is Student-t with ν − D + 1 degrees of freedom, location m_kj and scale
+    √(Ψ_jj / (κ_k (ν − D + 1))); Σ_jj is inverse-gamma((ν − D + 1) / 2, Ψ_jj / 2). Every Σ_ij
+    has the inverse-Wishart mean Ψ_ij / (ν − D − 1) and variance
+    ((ν − D + 1) Ψ_ij² + (ν − D − 1) Ψ_ii Ψ_jj) / ((ν − D)(ν − D − 1)²(ν − D − 3)), but the
+    off-diagonal entries have no standard marginal: their intervals come from draws. A
+    moment that does not exist (too few degrees of freedom) is NaN.
+    """
+    from scipy import stats
+
+    mean, kappa = np.asarray(mean, dtype=np.float64), np.asarray(kappa, dtype=np.float64)
+    dof, scale = np.asarray(dof, dtype=np.float64), np.asarray(scale, dtype=np.float64)
+    n_features = scale.shape[-1]
+    shared = scale.ndim == 2
+    nu = dof - n_features  # ν − D, broadcast per class for QDA
+    diagonal = np.diagonal(scale, axis1=-2, axis2=-1)  # (D,) or (K, D)
+    df = nu + 1.0
+    nu_k = np.broadcast_to(nu, kappa.shape)[:, None]
+    t_scale = np.sqrt(diagonal / (kappa[:, None] * (nu_k + 1.0)))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        mu_sd = np.where(nu_k > 1.0, t_scale * np.sqrt((nu_k + 1.0) / (nu_k - 1.0)), np.nan)
+        mu_mean = np.where(nu_k > 0.0, mean, np.nan)
+        nu_c = nu if shared else nu[:, None, None]
+        cov_mean = np.where(nu_c > 1.0, scale / (nu_c - 1.0), np.nan)
+        outer = diagonal[..., :, None] * diagonal[..., None, :]
+        variance = ((nu_c + 1.0) * scale**2 + (nu_c - 1.0) * outer) / (
+            nu_c * (nu_c - 1.0) ** 2 * (nu_c - 3.0)
+        )
+        cov_sd = np.where(nu_c > 3.0, np.sqrt(variance), np.nan)
+    eye = np.broadcast_to(np.eye(n_features, dtype=bool), scale.shape)
+    shape_ig = np.broadcast_to(df if shared else df[:, None, None], scale.shape) / 2.0
+    # Off the diagonal the inverse-gamma is a placeholder that has_interval masks out.
+    scale_ig = np.where(eye, scale, outer) / 2.0
+    cov_dims = ("feature", "feature2") if shared else ("class", "feature", "feature2")
+    return {
+        "mu": Marginal(
+            ("class", "feature"),
+            mu_mean,
+            mu_sd,
+            stats.t(np.broadcast_to(nu_k + 1.0, mean.shape), loc=mean, scale=t_scale),
+        ),
+        "cov": Marginal(
+            cov_dims, cov_mean, cov_sd, stats.invgamma(shape_ig, scale=scale_ig), has_interval=eye
+        ),
+    }
+
+
     concentration = np.asarray(concentration, dtype=np.float64)
     out = np.empty((*sample_shape, *concentration.shape), dtype=dtype)
     inactive = concentration <= 0
@@ -491,6 +615,11 @@ def class_log_evidence(estimates: xr.Dataset, class_alpha) -> np.ndarray:
 
     counts = estimates["class_count"].values[None, :]
     return DirichletEvidence(counts, name="class_alpha")(class_alpha)
+def class_marginal(estimates: xr.Dataset) -> Marginal:
+    """π's exact marginals: Beta(N_k + a, N + K a − N_k − a) for every class."""
+    return dirichlet_marginal(("class",), class_concentration(estimates, posterior=True))
+
+
 
 
 def loo_class_log_prob(estimates: xr.Dataset, y_codes: np.ndarray) -> np.ndarray:

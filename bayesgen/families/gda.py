@@ -363,6 +363,16 @@ class GaussianFamily(base.Family):
             **_linear_form_variables(class_prob, mu, cov),
         }
 
+    def exact_marginals(self, estimates: xr.Dataset) -> dict[str, base.Marginal]:
+        """π's Beta marginals, μ's Student-t and Σ's moments (inverse-gamma diagonal) of the
+        normal-inverse-Wishart posterior (:func:`~bayesgen.families.base.niw_marginals`);
+        ``coef`` and ``intercept`` have none."""
+        params = _niw_parameters(estimates, posterior=True)
+        marginals = base.niw_marginals(
+            params["mean"], params["kappa"], params["dof"], params["scale"]
+        )
+        return {"class_prob": base.class_marginal(estimates), **marginals}
+
     # -- PyMC ----------------------------------------------------------------------------
 
     def pymc_model(

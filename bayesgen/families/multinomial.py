@@ -19,6 +19,7 @@ from bayesgen import closed_form as cf
 from bayesgen.data import TrainingData
 from bayesgen.families.base import log
 from bayesgen.families.naive_bayes import FeatureStatistics, NaiveBayesFamily
+from bayesgen.hyperprior import has_alpha_prior
 
 if TYPE_CHECKING:
     import pymc as pm
@@ -90,6 +91,48 @@ class MultinomialFamily(NaiveBayesFamily):
         counts = weight * estimates["feature_count"].values
         dims = tuple(estimates["feature_count"].dims)
         return dims, estimates.attrs["alpha"] + counts, False
+
+    def feature_subset(self, estimates: xr.Dataset, labels: np.ndarray) -> xr.Dataset:
+        """The words ``labels`` and one remainder cell per class holding the others: by the
+        Dirichlet aggregation property, Dirichlet(a_F, Σ_{w∉F} a_w) is the exact joint law of
+        θ_kF (the remainder's count is set so that count + λ is that sum)."""
+        if has_alpha_prior(estimates):  # λ random: the remainder's concentration moves with it
+            return estimates
+        keep = np.isin(estimates["feature"].values, labels)
+        counts = estimates["feature_count"].values
+        alpha = estimates.attrs["alpha"]
+        rest = counts[:, ~keep].sum(axis=1) + alpha * (np.count_nonzero(~keep) - 1)
+        subset = estimates.isel(feature=np.flatnonzero(keep))[["class_count", "feature_count"]]
+        cells = np.concatenate([subset["feature_count"].values, rest[:, None]], axis=1)
+        features = np.concatenate([subset["feature"].values.astype(object), ["(other words)"]])
+        return xr.Dataset(
+            {"class_count": subset["class_count"], "feature_count": (("class", "feature"), cells)},
+            coords={"class": estimates["class"].values, "feature": features},
+            attrs=estimates.attrs,
+        )
+
+    def aggregated_log_joint(self, estimates: xr.Dataset, X, n_draws: int, seed: int):
+        """log p(x, y = k | θ) for exact draws of the cells each document needs.
+
+        θ_kw = g_kw / (Σ_{w∈x} g_kw + R_k) with g_kw ~ Gamma(N_kw + λ) and R_k ~ Gamma of the
+        concentration of the words the document lacks: by the Dirichlet aggregation property
+        that is exactly Dirichlet(θ_k restricted to the document's words, the rest), so each
+        document's draws of p(y | x, θ) have the exact posterior law. g_kw is drawn from a
+        stream keyed by (seed, word) and R from one keyed by (seed, the document's content),
+        so a document gets the same draws in any batch or order; documents share the g of
+        their common words but not the remainder, so draws of different documents are not
+        jointly those of one θ. The cost is the batch's distinct words × classes × draws
+        Gamma variates, not the vocabulary's. None under a hyperprior on λ.
+        """
+        if has_alpha_prior(estimates):
+            return None
+        return aggregated_multinomial_log_joint(
+            estimates["class_count"].values + estimates.attrs["class_alpha"],
+            estimates["feature_count"].values + estimates.attrs["alpha"],
+            X,
+            n_draws,
+            seed,
+        )
 
     def feature_simplices(self, estimates: xr.Dataset) -> tuple[np.ndarray, None]:
         """One simplex per class: its word counts over the vocabulary."""
@@ -227,6 +270,73 @@ class MultinomialFamily(NaiveBayesFamily):
             coefficient + gammaln(own_total - length) - gammaln(own_total) + words
         )
         return out
+
+
+#: Scalars of one block of Gamma variates (words × draws × classes) in the aggregated draws.
+_BLOCK_ELEMENTS = 4_000_000
+
+
+def _stream(seed: int, *key: int) -> np.random.Generator:
+    """A generator keyed by (seed, key): the same numbers whatever else is drawn."""
+    return np.random.Generator(np.random.PCG64(np.random.SeedSequence([seed, *key])))
+
+
+def aggregated_multinomial_log_joint(
+    class_concentration: np.ndarray, concentration: np.ndarray, X, n_draws: int, seed: int
+) -> np.ndarray:
+    """log π_k + Σ_w x_w log θ_kw for ``n_draws`` draws, drawing only the documents' words
+    (see :meth:`MultinomialFamily.aggregated_log_joint`); shape (n_draws, n_docs, n_classes).
+
+    ``class_concentration`` (K,) and ``concentration`` (K, V) are the Dirichlet posteriors
+    of π and θ. π's draws are shared by all documents (stream key 0).
+    """
+    import hashlib
+
+    from bayesgen.families.base import dirichlet_draws
+
+    X = sp.csr_array(X)
+    if not X.has_sorted_indices:  # a copy: the caller's matrix is never modified
+        X = X.copy()
+        X.sort_indices()
+    n_docs, n_classes = X.shape[0], concentration.shape[0]
+    class_prob = dirichlet_draws(_stream(seed, 0), class_concentration, (n_draws,), np.float64)
+    words = np.unique(X.indices)
+    columns = sp.csc_array(X[:, words])  # documents × the batch's words
+    present = columns.copy()
+    present.data = np.ones_like(present.data)
+    # Σ_w x_w log g_kw and Σ_{w ∈ x} g_kw, as (docs, draws × classes).
+    log_terms = np.zeros((n_docs, n_draws * n_classes))
+    word_sums = np.zeros((n_docs, n_draws * n_classes))
+    block = max(1, _BLOCK_ELEMENTS // (n_draws * n_classes))
+    tiny = np.finfo(np.float64).tiny
+    for start in range(0, words.size, block):
+        part = words[start : start + block]
+        gammas = np.empty((part.size, n_draws, n_classes))
+        for i, word in enumerate(part):
+            gammas[i] = _stream(seed, 1, int(word)).standard_gamma(
+                concentration[:, word], size=(n_draws, n_classes)
+            )
+        gammas = gammas.reshape(part.size, -1)
+        cols = slice(start, start + part.size)
+        word_sums += present[:, cols] @ gammas
+        np.maximum(gammas, tiny, out=gammas)  # λ = 0 cells: probability 0, log clipped
+        log_terms += columns[:, cols] @ np.log(gammas, out=gammas)
+    # The remainder of each document: the concentration of the words it lacks.
+    remainder = np.empty((n_docs, n_draws, n_classes))
+    totals = concentration.sum(axis=1)
+    for doc in range(n_docs):
+        span = slice(X.indptr[doc], X.indptr[doc + 1])
+        indices, values = X.indices[span], X.data[span]
+        rest = np.maximum(totals - concentration[:, indices].sum(axis=1), 0.0)
+        digest = hashlib.blake2b(indices.tobytes() + values.tobytes(), digest_size=16).digest()
+        key = np.frombuffer(digest, dtype=np.uint32).tolist()
+        remainder[doc] = _stream(seed, 2, *key).standard_gamma(rest, size=(n_draws, n_classes))
+    lengths = np.asarray(X.sum(axis=1)).ravel()
+    joint = log_terms.reshape(n_docs, n_draws, n_classes) - lengths[:, None, None] * np.log(
+        word_sums.reshape(n_docs, n_draws, n_classes) + remainder
+    )
+    joint += np.log(np.maximum(class_prob, tiny))[None]
+    return joint.transpose(1, 0, 2)
 
 
 def _dirichlet_multinomial_word_terms(X, concentration: np.ndarray) -> np.ndarray:

@@ -31,7 +31,9 @@ from bayesgen.families.base import (
     Variable,
     class_concentration,
     class_log_evidence,
+    class_marginal,
     dirichlet_draws,
+    dirichlet_marginal,
     dirichlet_mode,
     loo_class_log_prob,
 )
@@ -339,6 +341,16 @@ class NaiveBayesFamily(Family):
         mode = dirichlet_mode(concentration)
         variables["feature_prob"] = (dims, mode[..., 0] if beta else mode)
         return variables
+
+    def exact_marginals(self, estimates: xr.Dataset) -> dict:
+        """π and ``feature_prob`` componentwise Beta(a_j, a0 − a_j) from their Dirichlet (or
+        Beta) concentrations; under a hyperprior on λ only π (θ's marginal is then a mixture
+        over p(λ | D), left to draws)."""
+        marginals = {"class_prob": class_marginal(estimates)}
+        if not has_alpha_prior(estimates):
+            dims, concentration, beta = self.concentrations(estimates, posterior=True)
+            marginals["feature_prob"] = dirichlet_marginal(dims, concentration, beta=beta)
+        return marginals
 
     # -- the comparison (bayesgen.checks) -------------------------------------------------
 

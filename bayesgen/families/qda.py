@@ -337,6 +337,16 @@ class QuadraticFamily(base.Family):
             "cov": (("class", "feature", "feature2"), cov),
         }
 
+    def exact_marginals(self, estimates: xr.Dataset) -> dict[str, base.Marginal]:
+        """π's Beta marginals, μ's Student-t and Σ's moments (inverse-gamma diagonal) of the
+        normal-inverse-Wishart posterior (:func:`~bayesgen.families.base.niw_marginals`);
+        ``coef`` and ``intercept`` have none."""
+        params = _niw_parameters(estimates, posterior=True)
+        marginals = base.niw_marginals(
+            params["mean"], params["kappa"], params["dof"], params["scale"]
+        )
+        return {"class_prob": base.class_marginal(estimates), **marginals}
+
     # -- PyMC ----------------------------------------------------------------------------
 
     def pymc_model(self, estimates: xr.Dataset) -> pm.Model:
