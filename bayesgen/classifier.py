@@ -79,6 +79,11 @@ class GenerativeClassifier(GenerativeWorkflow, ClassifierMixin, BaseEstimator):
         _warn_column_vector(y)
         stats = self._closed_form(X, y, feature_names=feature_names, sample_weight=sample_weight)
         self._check_nuts_weights(sample_weight)
+        if self.inference == "conjugate":  # the exact posterior, no draws until asked
+            observed = None
+            if "dask_chunks" not in stats.attrs:
+                observed = self._observed_group(stats, X, y, sample_weight)
+            return self._set_conjugate(stats, observed)
         idata = self._infer(stats)
         if "dask_chunks" not in stats.attrs:  # dask input is out of core: no rows kept
             self._add_observed(idata, stats, X, y, sample_weight)
@@ -97,11 +102,6 @@ class GenerativeClassifier(GenerativeWorkflow, ClassifierMixin, BaseEstimator):
         :meth:`fit` too) is continued; :meth:`fit` starts afresh.
 
         Parameters
-        if self.inference == "conjugate":  # the exact posterior, no draws until asked
-            observed = None
-            if "dask_chunks" not in stats.attrs:
-                observed = self._observed_group(stats, X, y, sample_weight)
-            return self._set_conjugate(stats, observed)
         ----------
         X : array-like, DataFrame or sparse matrix of shape (n_samples, n_features)
             The same columns in every call.
@@ -153,6 +153,8 @@ class GenerativeClassifier(GenerativeWorkflow, ClassifierMixin, BaseEstimator):
         stats = self._estimates(chunk)
         stats.attrs["partial_fit_calls"] = calls
         self._check_nuts_weights(sample_weight)
+        if self.inference == "conjugate":
+            return self._set_conjugate(stats, None)
         idata = self._infer(stats)
         return self.set_posterior(stats, idata, self._find_map(stats) if self.compute_map else None)
 
@@ -171,8 +173,6 @@ class GenerativeClassifier(GenerativeWorkflow, ClassifierMixin, BaseEstimator):
     ) -> xr.Dataset:
         """The family's sufficient statistics of X, y (``_data_options`` go with them);
         chunk by chunk on Dask for Dask input (:mod:`bayesgen.distributed`)."""
-        if self.inference == "conjugate":
-            return self._set_conjugate(stats, None)
         from bayesgen import distributed
 
         if distributed.has_dask_input(X, y, sample_weight):
@@ -233,30 +233,9 @@ class GenerativeClassifier(GenerativeWorkflow, ClassifierMixin, BaseEstimator):
             materialised from it on first access.
         map_point : xarray.Dataset, optional
             The MAP point (``map_``).
-        """
-        self.closed_form_ = closed_form
-        self.__dict__.pop("posterior_", None)
-        if posterior is not None:
-            self.posterior_ = posterior
-        self.idata_ = LazyIdata(posterior) if idata is None else idata
-        self.map_ = map_point
-        self._set_fitted_attributes()
-        return self
-
-    #: The class's own parameters, beside ``INFERENCE_RULES``.
-    _parameter_rules: ClassVar[dict] = {}
-
-    def _validate_params(self) -> None:
-        """Check every parameter against its rule (see ``INFERENCE_RULES``)."""
-        for name, rule in {**INFERENCE_RULES, **self._parameter_rules}.items():
-            value = getattr(self, name)
-            error = rule.error(value)
-            if error is not None:
-                # The hint is about numbers out of range, not a misspelt option.
-                numeric = error is ValueError and not isinstance(value, str)
         posterior : bayesgen.posterior.ConjugatePosterior, optional
             The exact conjugate posterior (``posterior_``) of a conjugate fit.
-                hint = getattr(rule, "hint", "") if numeric else ""
+        """
         from bayesgen.posterior import ConjugatePosterior, LazyIdata
 
         if posterior is not None and not isinstance(posterior, ConjugatePosterior):
@@ -267,12 +246,15 @@ class GenerativeClassifier(GenerativeWorkflow, ClassifierMixin, BaseEstimator):
             raise ValueError(
                 "idata: expected a DataTree (or a posterior to draw it from); got None."
             )
-                hint = hint.format(model=self._family.name, name=name)
-                raise error(f"{name}: expected {rule.expected}; got {value!r}. {hint}".rstrip())
-        if self.inference == "conjugate":
-            self._check_conjugate()
-        else:
-            self._warn_short_nuts()
+        self.closed_form_ = closed_form
+        self.__dict__.pop("posterior_", None)
+        if posterior is not None:
+            self.posterior_ = posterior
+        self.idata_ = LazyIdata(posterior) if idata is None else idata
+        self.map_ = map_point
+        self._set_fitted_attributes()
+        return self
+
     @property
     def idata_(self) -> xr.DataTree:
         """The posterior draws and their companion groups (an ``xarray.DataTree``).
@@ -318,6 +300,24 @@ class GenerativeClassifier(GenerativeWorkflow, ClassifierMixin, BaseEstimator):
         kept otherwise); the ``log_likelihood`` group waits for the draws."""
         return self._observed_data(stats, X, y, sample_weight)[0]
 
+    #: The class's own parameters, beside ``INFERENCE_RULES``.
+    _parameter_rules: ClassVar[dict] = {}
+
+    def _validate_params(self) -> None:
+        """Check every parameter against its rule (see ``INFERENCE_RULES``)."""
+        for name, rule in {**INFERENCE_RULES, **self._parameter_rules}.items():
+            value = getattr(self, name)
+            error = rule.error(value)
+            if error is not None:
+                # The hint is about numbers out of range, not a misspelt option.
+                numeric = error is ValueError and not isinstance(value, str)
+                hint = getattr(rule, "hint", "") if numeric else ""
+                hint = hint.format(model=self._family.name, name=name)
+                raise error(f"{name}: expected {rule.expected}; got {value!r}. {hint}".rstrip())
+        if self.inference == "conjugate":
+            self._check_conjugate()
+        else:
+            self._warn_short_nuts()
 
     def _warn_short_nuts(self) -> None:
         from bayesgen.checks import ESS_MIN
@@ -414,6 +414,9 @@ class GenerativeClassifier(GenerativeWorkflow, ClassifierMixin, BaseEstimator):
     def posterior_mean(self) -> xr.Dataset:
         """Posterior means of every parameter (dims class, feature, ...), in float64."""
         self.check_fitted()
+        exact = self.__dict__.get("posterior_")
+        if exact is not None and exact.is_exact():
+            return exact.mean()
         # Accumulate in float64 without a float64 copy of (possibly gigabytes of) float32 draws.
         return (
             self.idata_["posterior"]
@@ -432,10 +435,10 @@ class GenerativeClassifier(GenerativeWorkflow, ClassifierMixin, BaseEstimator):
         """
         self.check_fitted()
         self._check_n_features(X)
-        exact = self.__dict__.get("posterior_")
-        if exact is not None and exact.is_exact():
-            return exact.mean()
         X = cf.prediction_features(self.closed_form_, X)
+        aggregated = self._aggregated_proba_draws(X)
+        if aggregated is not None:
+            return aggregated
         posterior = self.idata_["posterior"].to_dataset()
         n_chains, n_draws = posterior.sizes["chain"], posterior.sizes["draw"]
         proba = np.empty((n_chains, n_draws, X.shape[0], len(self.classes_)))
@@ -453,10 +456,14 @@ class GenerativeClassifier(GenerativeWorkflow, ClassifierMixin, BaseEstimator):
             name="proba",
         )
 
+    def _aggregated_proba_draws(self, X) -> xr.DataArray | None:
+        """p(y = k | x, θ) from draws of only the cells X needs, where the fit holds an exact
+        conjugate posterior whose family has that shortcut (see
+        :meth:`bayesgen.posterior.ConjugatePosterior.predict_proba_draws`); else None."""
+        exact = self.__dict__.get("posterior_")
+        return None if exact is None else exact.predict_proba_draws(X, self.classes_)
+
     def _draw_log_likelihood(self, X, draws: xr.Dataset) -> np.ndarray:
-        aggregated = self._aggregated_proba_draws(X)
-        if aggregated is not None:
-            return aggregated
         return self._family.draw_log_joint(self.closed_form_, X, draws)
 
     def predict_proba(self, X) -> np.ndarray:
@@ -474,13 +481,6 @@ class GenerativeClassifier(GenerativeWorkflow, ClassifierMixin, BaseEstimator):
             raise ValueError(f"prob: expected a probability in (0, 1); got {prob}.")
         draws = self.predict_proba_draws(X).values
         tail = (1 - prob) / 2
-    def _aggregated_proba_draws(self, X) -> xr.DataArray | None:
-        """p(y = k | x, θ) from draws of only the cells X needs, where the fit holds an exact
-        conjugate posterior whose family has that shortcut (see
-        :meth:`bayesgen.posterior.ConjugatePosterior.predict_proba_draws`); else None."""
-        exact = self.__dict__.get("posterior_")
-        return None if exact is None else exact.predict_proba_draws(X, self.classes_)
-
         # NumPy's quantile on the (sample, obs, class) view: xarray's stack would copy every
         # draw and its NaN-skipping quantile sort slower.
         lower, upper = np.quantile(draws.reshape(-1, *draws.shape[2:]), [tail, 1 - tail], axis=0)

@@ -320,6 +320,9 @@ def _to_tree(estimator) -> xr.DataTree:
         "estimator": type(estimator).__name__,
         "params": _params_json(estimator.get_params(deep=False)),
     }
+    exact = getattr(estimator, "posterior_", None)
+    if exact is not None:  # a conjugate fit: loading rebuilds its exact posterior (same seed)
+        tree.attrs["conjugate_posterior_seed"] = exact.random_seed
     return tree
 
 
@@ -352,9 +355,6 @@ def _netcdf_safe(dataset: xr.Dataset) -> xr.Dataset:
     """NetCDF has no boolean type: store masks as int8 (restored on load). HDF5 strings end at
     a NUL character: refuse names holding one rather than store them cut."""
     for dim in ("class", "feature"):
-    exact = getattr(estimator, "posterior_", None)
-    if exact is not None:  # a conjugate fit: loading rebuilds its exact posterior (same seed)
-        tree.attrs["conjugate_posterior_seed"] = exact.random_seed
         if dim in dataset.coords and dataset[dim].dtype.kind in "USO":
             for name in dataset[dim].values:
                 if "\x00" in str(name):
@@ -418,6 +418,26 @@ def _from_tree(tree: xr.DataTree):
         raise _ModelFileError(f"its parts do not fit together: {error}") from None
 
 
+def _conjugate_posterior(attrs, closed_form: xr.Dataset, idata: xr.DataTree):
+    """The exact posterior of a file saved from a conjugate fit (``conjugate_posterior_seed``),
+    matching its stored draws; None for other files."""
+    if "conjugate_posterior_seed" not in attrs:
+        return None
+    from bayesgen.posterior import ConjugatePosterior
+
+    posterior = idata["posterior"]
+    prior = idata["prior"].sizes["draw"] if "prior" in idata.children else 0
+    return ConjugatePosterior(
+        closed_form,
+        random_seed=int(attrs["conjugate_posterior_seed"]),
+        chains=posterior.sizes["chain"],
+        draws=posterior.sizes["draw"],
+        prior_draws=prior,
+        dtype=str(next(iter(posterior.data_vars.values())).dtype),
+        observed=idata["observed_data"].to_dataset() if "observed_data" in idata.children else None,
+    )
+
+
 def _read_params(attrs, cls, closed_form: xr.Dataset) -> dict:
     from bayesgen.closed_form import NormalInverseWishart
     from bayesgen.params import EVIDENCE
@@ -450,26 +470,6 @@ def _read_params(attrs, cls, closed_form: xr.Dataset) -> dict:
         if key == "alpha" and params.get("alpha_prior") is not None:
             saved = None  # λ was learned: the closed_form attrs hold its posterior mean
         if saved is not None and not np.isclose(float(saved), value, rtol=1e-12, atol=0):
-def _conjugate_posterior(attrs, closed_form: xr.Dataset, idata: xr.DataTree):
-    """The exact posterior of a file saved from a conjugate fit (``conjugate_posterior_seed``),
-    matching its stored draws; None for other files."""
-    if "conjugate_posterior_seed" not in attrs:
-        return None
-    from bayesgen.posterior import ConjugatePosterior
-
-    posterior = idata["posterior"]
-    prior = idata["prior"].sizes["draw"] if "prior" in idata.children else 0
-    return ConjugatePosterior(
-        closed_form,
-        random_seed=int(attrs["conjugate_posterior_seed"]),
-        chains=posterior.sizes["chain"],
-        draws=posterior.sizes["draw"],
-        prior_draws=prior,
-        dtype=str(next(iter(posterior.data_vars.values())).dtype),
-        observed=idata["observed_data"].to_dataset() if "observed_data" in idata.children else None,
-    )
-
-
             raise _ModelFileError(
                 f"params say {key}={value!r} but the closed_form group was computed with "
                 f"{key}={float(saved)!r}."

@@ -205,17 +205,6 @@ class Family:
         """The exact posterior mode of every parameter (NaN where none exists)."""
         raise NotImplementedError
 
-    # -- PyMC ----------------------------------------------------------------------------
-
-    def pymc_model(self, estimates: xr.Dataset, **options) -> pm.Model:
-        """The PyMC model on the sufficient statistics in ``estimates``."""
-        raise NotImplementedError
-
-    def map_problem(self, estimates: xr.Dataset):
-        """Statistics to run ``find_MAP`` on, and a function mapping its point back.
-
-        The default optimises the model as it is; a family whose parameters can be badly
-        scaled (GDA's means in the units of the data) standardises first.
     def exact_marginals(self, estimates: xr.Dataset) -> dict[str, Marginal]:
         """The closed-form marginal of each parameter that has one (:class:`Marginal`), for
         :class:`bayesgen.posterior.ConjugatePosterior`; default none (it then falls back to
@@ -234,6 +223,17 @@ class Family:
         family has no such shortcut and predictions use the materialised draws."""
         return None
 
+    # -- PyMC ----------------------------------------------------------------------------
+
+    def pymc_model(self, estimates: xr.Dataset, **options) -> pm.Model:
+        """The PyMC model on the sufficient statistics in ``estimates``."""
+        raise NotImplementedError
+
+    def map_problem(self, estimates: xr.Dataset):
+        """Statistics to run ``find_MAP`` on, and a function mapping its point back.
+
+        The default optimises the model as it is; a family whose parameters can be badly
+        scaled (GDA's means in the units of the data) standardises first.
         """
         return estimates, lambda point: point
 
@@ -391,17 +391,6 @@ class Family:
 
 
 @dataclass(frozen=True)
-class DrawIdentity:
-    """An identity that holds in every posterior draw, and how far the draws are from it.
-
-    Attributes
-    ----------
-    statements : dict of str to str
-        Per variable, the identity as the comparison's identities table names it.
-    errors : dict of str to numpy.ndarray
-        Per variable (same keys), in its shape: the largest error over the draws in units of
-        its tolerance (rounding of the stored draws); ≤ 1 agrees, NaN or inf does not.
-@dataclass(frozen=True)
 class Marginal:
     """The exact marginal posterior of every scalar of one parameter.
 
@@ -456,6 +445,17 @@ def dirichlet_marginal(
     return Marginal(dims, mean, sd, stats.beta(a, b), point_mass=padding)
 
 
+@dataclass(frozen=True)
+class DrawIdentity:
+    """An identity that holds in every posterior draw, and how far the draws are from it.
+
+    Attributes
+    ----------
+    statements : dict of str to str
+        Per variable, the identity as the comparison's identities table names it.
+    errors : dict of str to numpy.ndarray
+        Per variable (same keys), in its shape: the largest error over the draws in units of
+        its tolerance (rounding of the stored draws); ≤ 1 agrees, NaN or inf does not.
     failure : str
         What a value that fails is, for the warning: "… values are not …".
     """
@@ -488,17 +488,6 @@ def class_means(X, y_codes: np.ndarray, n_classes: int) -> np.ndarray:
         return sums / counts[:, None]
 
 
-# --------------------------------------------------------------------------------------------
-# Dirichlet helpers shared by the families: every model has π ~ Dirichlet(class_alpha).
-
-
-def dirichlet_draws(rng, concentration: np.ndarray, sample_shape, dtype) -> np.ndarray:
-    """Dirichlet draws along the last axis of ``concentration`` via normalised Gamma variates.
-
-    Written one draw at a time straight into a preallocated array of ``dtype``: 1,000 draws of
-    a 20-class × 50,000-word model take 4 GB in float32 and no temporary of the same size.
-    Zero concentrations give probability 0 (the padding of the categorical model).
-    """
 def niw_marginals(mean, kappa, dof, scale) -> dict[str, Marginal]:
     """Exact marginals of μ and Σ under normal-inverse-Wishart parameters (GDA and QDA).
 
@@ -550,6 +539,17 @@ def niw_marginals(mean, kappa, dof, scale) -> dict[str, Marginal]:
     }
 
 
+# --------------------------------------------------------------------------------------------
+# Dirichlet helpers shared by the families: every model has π ~ Dirichlet(class_alpha).
+
+
+def dirichlet_draws(rng, concentration: np.ndarray, sample_shape, dtype) -> np.ndarray:
+    """Dirichlet draws along the last axis of ``concentration`` via normalised Gamma variates.
+
+    Written one draw at a time straight into a preallocated array of ``dtype``: 1,000 draws of
+    a 20-class × 50,000-word model take 4 GB in float32 and no temporary of the same size.
+    Zero concentrations give probability 0 (the padding of the categorical model).
+    """
     concentration = np.asarray(concentration, dtype=np.float64)
     out = np.empty((*sample_shape, *concentration.shape), dtype=dtype)
     inactive = concentration <= 0
@@ -587,6 +587,11 @@ def parameter_coords(estimates: xr.Dataset) -> dict[str, np.ndarray]:
     return {name: estimates[name].values for name in names if name in estimates.coords}
 
 
+def class_marginal(estimates: xr.Dataset) -> Marginal:
+    """π's exact marginals: Beta(N_k + a, N + K a − N_k − a) for every class."""
+    return dirichlet_marginal(("class",), class_concentration(estimates, posterior=True))
+
+
 def class_concentration(estimates: xr.Dataset, *, posterior: bool) -> np.ndarray:
     """Dirichlet concentration of π: class_alpha (+ the class counts for the posterior)."""
     weight = 1.0 if posterior else 0.0
@@ -615,11 +620,6 @@ def class_log_evidence(estimates: xr.Dataset, class_alpha) -> np.ndarray:
 
     counts = estimates["class_count"].values[None, :]
     return DirichletEvidence(counts, name="class_alpha")(class_alpha)
-def class_marginal(estimates: xr.Dataset) -> Marginal:
-    """π's exact marginals: Beta(N_k + a, N + K a − N_k − a) for every class."""
-    return dirichlet_marginal(("class",), class_concentration(estimates, posterior=True))
-
-
 
 
 def loo_class_log_prob(estimates: xr.Dataset, y_codes: np.ndarray) -> np.ndarray:
