@@ -236,8 +236,8 @@ def _parser() -> argparse.ArgumentParser:
         "--workers",
         type=_positive_int,
         default=None,
-        help="models fitted and reported at a time, each in its own process (default: 2 on "
-        "a machine with 2 cores or more, else 1); 1 runs them in this process with PyMC's "
+        help="models fitted and reported at a time, each in its own process (default: 2 "
+        "where 2 cores or more are idle, else 1); 1 runs them in this process with PyMC's "
         "progress bars",
     )
     demo.add_argument(

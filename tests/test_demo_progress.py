@@ -186,3 +186,12 @@ def test_export_into_a_file_is_refused(capsys, tmp_path):
 def test_workers_must_be_a_positive_integer(capsys):
     assert main(["demo", "--workers", "0"]) == 2
     assert "--workers: expected a positive integer; got '0'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("cores", "load", "workers"), [(2, 0.3, 2), (2, 1.0, 1), (2, 4.0, 1), (1, 0.0, 1), (8, 3.0, 2)]
+)
+def test_a_second_worker_only_where_a_second_core_is_idle(monkeypatch, cores, load, workers):
+    monkeypatch.setattr(demo.os, "cpu_count", lambda: cores)
+    monkeypatch.setattr(demo.os, "getloadavg", lambda: (load, load, load))
+    assert demo.default_workers() == workers
