@@ -266,7 +266,8 @@ class GenerativeClassifier(GenerativeWorkflow, ClassifierMixin, BaseEstimator):
         """
         from bayesgen.posterior import LazyIdata
 
-        held = self.__dict__.get("_idata")
+        # "idata_" in the instance's dict: an estimator pickled before idata_ was a property.
+        held = self.__dict__.get("_idata", self.__dict__.get("idata_"))
         if held is None:
             raise AttributeError(f"{type(self).__name__!r} object has no attribute 'idata_'")
         return held.tree() if isinstance(held, LazyIdata) else held
@@ -517,7 +518,8 @@ class GenerativeClassifier(GenerativeWorkflow, ClassifierMixin, BaseEstimator):
 
     def check_fitted(self) -> None:
         """Raise scikit-learn's ``NotFittedError`` unless :meth:`fit` has run."""
-        if "_idata" not in self.__dict__:  # hasattr(self, "idata_") would draw a lazy posterior
+        # Not hasattr(self, "idata_"), which would draw a lazy posterior.
+        if "_idata" not in self.__dict__ and "idata_" not in self.__dict__:
             raise NotFittedError(
                 f"This {type(self).__name__} is not fitted yet; call fit(X, y) first."
             )

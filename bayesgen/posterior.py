@@ -143,7 +143,9 @@ class ConjugatePosterior:
             Equal-tailed (the ``(1 − prob) / 2`` and ``(1 + prob) / 2`` quantiles of the exact
             marginal) or highest-density (the shortest interval holding ``prob``, found by a
             golden-section search over its lower tail mass; every marginal here is unimodal,
-            so the shortest interval is the HDI).
+            so the shortest interval is the HDI). The HDI costs about 120 quantile
+            evaluations per scalar, the ETI two: for a million scalars, prefer the ETI or
+            ``var_names``.
         var_names : list of str, optional
         """
         _check_prob(prob)
@@ -291,7 +293,6 @@ class ConjugatePosterior:
         :meth:`predict_log_joint` in blocks of documents (each document's draws exactly
         distributed; nothing of the vocabulary's size is drawn). None where the family has no
         such shortcut. Dims (chain, draw, obs, class)."""
-        from bayesgen import closed_form as cf
         from bayesgen.observed import DRAW_CHUNK_ELEMENTS
 
         n_chains, n_draws, n_classes = self.chains, self.draws_per_chain, len(classes)
@@ -303,7 +304,7 @@ class ConjugatePosterior:
             joint = self.predict_log_joint(X[rows], n_samples)
             if joint is None:
                 return None
-            proba[:, rows] = cf.normalize_log_proba(joint)
+            proba[:, rows] = _softmax(joint)
         return xr.DataArray(
             proba.reshape(n_chains, n_draws, X.shape[0], n_classes),
             dims=("chain", "draw", "obs", "class"),
@@ -413,6 +414,21 @@ class LazyIdata:
         if self._tree is None:
             self._tree = self._posterior.idata()
         return self._tree
+
+
+def _softmax(joint: np.ndarray) -> np.ndarray:
+    """:func:`bayesgen.closed_form.normalize_log_proba` of ``joint``, in place: SciPy's
+    logsumexp takes seconds on a 1,000 x 1,000 x 20 block of draws. Non-finite rows go to
+    ``normalize_log_proba``, which names them."""
+    from bayesgen import closed_form as cf
+
+    best = joint.max(axis=-1, keepdims=True)
+    if not np.all(np.isfinite(best)):
+        return cf.normalize_log_proba(joint)
+    joint -= best
+    np.exp(joint, out=joint)
+    joint /= joint.sum(axis=-1, keepdims=True)
+    return joint
 
 
 def _check_prob(prob) -> None:

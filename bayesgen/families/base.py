@@ -573,6 +573,12 @@ def dirichlet_mode(concentration: np.ndarray) -> np.ndarray:
     """
     concentration = np.asarray(concentration, dtype=np.float64)
     padding = concentration <= 0
+    if not padding.any():  # the common case, in few passes over a million cells
+        shifted = concentration - 1.0
+        with np.errstate(invalid="ignore", divide="ignore"):
+            mode = shifted / shifted.sum(axis=-1, keepdims=True)
+        unbounded = concentration.min(axis=-1, keepdims=True) < 1.0
+        return np.where(unbounded, np.nan, mode) if unbounded.any() else mode
     shifted = np.where(padding, 0.0, concentration - 1.0)
     unbounded = np.any(shifted < 0, axis=-1, keepdims=True)
     with np.errstate(invalid="ignore", divide="ignore"):

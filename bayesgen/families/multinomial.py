@@ -119,7 +119,8 @@ class MultinomialFamily(NaiveBayesFamily):
         that is exactly Dirichlet(θ_k restricted to the document's words, the rest), so each
         document's draws of p(y | x, θ) have the exact posterior law. g_kw is drawn from a
         stream keyed by (seed, word) and R from one keyed by (seed, the document's content),
-        so a document gets the same draws in any batch or order; documents share the g of
+        so a document gets the same draws in any batch or order (to rounding: sums over its
+        words are added in another order); documents share the g of
         their common words but not the remainder, so draws of different documents are not
         jointly those of one θ. The cost is the batch's distinct words × classes × draws
         Gamma variates, not the vocabulary's. None under a hyperprior on λ.
@@ -299,44 +300,53 @@ def aggregated_multinomial_log_joint(
         X = X.copy()
         X.sort_indices()
     n_docs, n_classes = X.shape[0], concentration.shape[0]
+    tiny = np.finfo(np.float64).tiny
     class_prob = dirichlet_draws(_stream(seed, 0), class_concentration, (n_draws,), np.float64)
     words = np.unique(X.indices)
     columns = sp.csc_array(X[:, words])  # documents × the batch's words
     present = columns.copy()
     present.data = np.ones_like(present.data)
-    # Σ_w x_w log g_kw and Σ_{w ∈ x} g_kw, as (docs, draws × classes).
-    log_terms = np.zeros((n_docs, n_draws * n_classes))
-    word_sums = np.zeros((n_docs, n_draws * n_classes))
-    block = max(1, _BLOCK_ELEMENTS // (n_draws * n_classes))
-    tiny = np.finfo(np.float64).tiny
-    for start in range(0, words.size, block):
-        part = words[start : start + block]
-        gammas = np.empty((part.size, n_draws, n_classes))
-        for i, word in enumerate(part):
-            gammas[i] = _stream(seed, 1, int(word)).standard_gamma(
-                concentration[:, word], size=(n_draws, n_classes)
-            )
-        gammas = gammas.reshape(part.size, -1)
-        cols = slice(start, start + part.size)
-        word_sums += present[:, cols] @ gammas
-        np.maximum(gammas, tiny, out=gammas)  # λ = 0 cells: probability 0, log clipped
-        log_terms += columns[:, cols] @ np.log(gammas, out=gammas)
-    # The remainder of each document: the concentration of the words it lacks.
-    remainder = np.empty((n_docs, n_draws, n_classes))
+    lengths = np.asarray(X.sum(axis=1)).ravel()
+    # One stream per word and per document, kept while the draws are made in blocks: a
+    # stream gives the same numbers in one call or in several, so the blocks change nothing.
+    word_streams = [_stream(seed, 1, int(word)) for word in words]
     totals = concentration.sum(axis=1)
-    for doc in range(n_docs):
+    rests, doc_streams = np.empty((n_docs, n_classes)), []
+    for doc in range(n_docs):  # the remainder: the concentration of the words it lacks
         span = slice(X.indptr[doc], X.indptr[doc + 1])
         indices, values = X.indices[span], X.data[span]
-        rest = np.maximum(totals - concentration[:, indices].sum(axis=1), 0.0)
+        rests[doc] = np.maximum(totals - concentration[:, indices].sum(axis=1), 0.0)
         digest = hashlib.blake2b(indices.tobytes() + values.tobytes(), digest_size=16).digest()
-        key = np.frombuffer(digest, dtype=np.uint32).tolist()
-        remainder[doc] = _stream(seed, 2, *key).standard_gamma(rest, size=(n_draws, n_classes))
-    lengths = np.asarray(X.sum(axis=1)).ravel()
-    joint = log_terms.reshape(n_docs, n_draws, n_classes) - lengths[:, None, None] * np.log(
-        word_sums.reshape(n_docs, n_draws, n_classes) + remainder
-    )
-    joint += np.log(np.maximum(class_prob, tiny))[None]
-    return joint.transpose(1, 0, 2)
+        doc_streams.append(_stream(seed, 2, *np.frombuffer(digest, dtype=np.uint32).tolist()))
+    joint = np.empty((n_draws, n_docs, n_classes))
+    # Blocks of draws small enough that the sums over each document's words stay in cache.
+    step = max(1, min(n_draws, _BLOCK_ELEMENTS // (n_docs * n_classes)))
+    for first in range(0, n_draws, step):
+        draws = min(step, n_draws - first)
+        width = draws * n_classes
+        log_terms, word_sums = np.zeros((n_docs, width)), np.zeros((n_docs, width))
+        block = max(1, _BLOCK_ELEMENTS // width)
+        for start in range(0, words.size, block):
+            part = range(start, min(start + block, words.size))
+            gammas = np.empty((len(part), draws, n_classes))
+            for i, j in enumerate(part):
+                gammas[i] = word_streams[j].standard_gamma(
+                    concentration[:, words[j]], size=(draws, n_classes)
+                )
+            gammas = gammas.reshape(len(part), width)
+            cols = slice(part.start, part.stop)
+            word_sums += present[:, cols] @ gammas
+            np.maximum(gammas, tiny, out=gammas)  # λ = 0 cells: probability 0, log clipped
+            log_terms += columns[:, cols] @ np.log(gammas, out=gammas)
+        remainder = np.empty((n_docs, draws, n_classes))
+        for doc, stream in enumerate(doc_streams):
+            remainder[doc] = stream.standard_gamma(rests[doc], size=(draws, n_classes))
+        block_joint = log_terms.reshape(n_docs, draws, n_classes) - lengths[:, None, None] * np.log(
+            word_sums.reshape(n_docs, draws, n_classes) + remainder
+        )
+        joint[first : first + draws] = block_joint.transpose(1, 0, 2)
+    joint += np.log(np.maximum(class_prob, tiny))[:, None, :]
+    return joint
 
 
 def _dirichlet_multinomial_word_terms(X, concentration: np.ndarray) -> np.ndarray:
