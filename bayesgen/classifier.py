@@ -636,8 +636,10 @@ def _warn_column_vector(y) -> None:
 
 INFERENCE_PARAMS_DOC = """
     inference : {"nuts", "conjugate"}, default "nuts"
-        "nuts": PyMC's NUTS on the model of :mod:`bayesgen.generative`. "conjugate": exact
-        independent draws from the conjugate posterior (fast; no compilation).
+        "nuts": PyMC's NUTS on the model of :mod:`bayesgen.generative`. "conjugate": the
+        exact conjugate posterior, kept as its parameters (``posterior_``, a
+        :class:`bayesgen.posterior.ConjugatePosterior`: exact means, SDs and intervals); its
+        exact independent draws (``idata_``) are made on first use (fast; no compilation).
     draws, tune : int, default 1000
         Posterior draws and tuning steps per chain (``tune`` is ignored by "conjugate").
     chains : int, default 2
