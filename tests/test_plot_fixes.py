@@ -295,11 +295,6 @@ def test_posterior_density_tick_labels_do_not_overlap(digits_plots):
     assert _crowded_axes(digits_plots["plot_posterior_vs_closed_form"]) == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="needs GDA's top_parameters to rank standardised weights (bayesgen/families/gda.py, "
-    "not owned by the plot fixes; the change is in their report)",
-)
 def test_gda_top_features_rank_by_the_standardised_weights_like_the_selection():
     # "strong" separates the classes by 3 within-class SDs in large units (SD 1000), so its
     # raw weight is small (3 / 1000); "weak" separates them by 0.3 SDs in small units (SD

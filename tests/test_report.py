@@ -277,7 +277,7 @@ def test_report_captions_of_gda_name_its_variables(gda, tmp_path):
     text = report(gda, tmp_path, max_features=1).read_text(encoding="utf-8")
     assert "for class_prob and μ of 1 features" in text
     assert "the closed-form posterior mean (black dashed)" in text
-    assert "The 10 discriminant weights θ of each class" in text
+    assert "The 10 discriminant weights θ in standard units" in text
 
 
 # -- held-out data -------------------------------------------------------------------------------

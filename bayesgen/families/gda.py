@@ -68,8 +68,11 @@ class GaussianFamily(base.Family):
     # -- plots and the report (see base.Family) --
     plot_variables = ("class_prob", "mu")
     variable_symbols: ClassVar[dict[str, str]] = {"mu": "μ"}
-    top_parameter_label = "discriminant weight θ"
-    top_parameter_caption = "discriminant weights θ"
+    top_parameter_label = "standardised discriminant weight θ·s"
+    top_parameter_caption = (
+        "discriminant weights θ in standard units (θ·s, s the feature's within-class SD, as "
+        "the plots' feature selection ranks them)"
+    )
     ppc_variables = ("class_feature_mean",)
     ppc_caption = (
         "class_feature_mean is each feature's mean within each class, in pooled within-class "
@@ -94,13 +97,19 @@ class GaussianFamily(base.Family):
         return coef * np.sqrt(np.diag(estimates["cov"].values))
 
     def top_parameters(self, estimates: xr.Dataset, posterior: xr.Dataset) -> base.TopParameters:
-        """The discriminant weights θ of each class, ranked by their closed-form |θ|; two
-        classes have one panel, the weights of the log-odds of the second class."""
-        coef, title = posterior["coef"], "class {}"
+        """The discriminant weights of each class in standard units, θ_j·s_j (s_j the
+        feature's within-class SD, from the closed-form Σ), ranked by their closed-form
+        |θ·s|: the weights :meth:`feature_scores` ranks by, so a change of a feature's units
+        changes neither. Two classes have one panel, the weights of the log-odds of the
+        second class."""
+        scale = np.sqrt(np.diag(estimates["cov"].values))
+        coef = posterior["coef"] * xr.DataArray(scale, dims="feature")
+        title = "class {}"
         if "class" not in coef.dims:
             coef = coef.expand_dims({"class": [estimates["class"].values[1]]}, axis=2)
             title = "log-odds of class {}"
-        return base.TopParameters(coef, np.abs(np.atleast_2d(estimates["coef"].values)), title)
+        scores = np.abs(np.atleast_2d(estimates["coef"].values)) * scale
+        return base.TopParameters(coef, scores, title)
 
     def report_sections(self, est, X_test, y_test):
         """The pair plot of the class means and the decision boundaries on held-out data."""
