@@ -31,7 +31,25 @@ _MIN_TUNE = 200
 
 
 class GenerativeClassifier(GenerativeWorkflow, ClassifierMixin, BaseEstimator):
-    """Shared fit/predict machinery; subclasses name the model and its closed form."""
+    """Shared fit/predict machinery; subclasses name the model and its closed form.
+
+    Examples
+    --------
+    Every estimator is one; the methods below work alike for all five.
+
+    >>> from bayesgen import MultinomialNB
+    >>> from bayesgen.classifier import GenerativeClassifier
+    >>> X = [[2, 1, 0], [3, 0, 1], [0, 2, 3], [1, 0, 4]]
+    >>> y = ["ham", "ham", "spam", "spam"]
+    >>> est = MultinomialNB(inference="conjugate", compute_map=False, draws=200, random_seed=0)
+    >>> isinstance(est, GenerativeClassifier)
+    True
+    >>> est.fit(X, y).predict_proba([[0, 1, 3]]).round(2)
+    array([[0.07, 0.93]])
+    >>> low, high = est.predict_proba_interval([[0, 1, 3]], prob=0.9)
+    >>> bool((low <= est.predict_proba([[0, 1, 3]])).all())
+    True
+    """
 
     #: The model family (:mod:`bayesgen.families`): everything that makes the model itself.
     _family: Family

@@ -250,6 +250,21 @@ def save(estimator, path) -> Path:
     ValueError
         ``path`` does not end in ``.nc``, names a folder or lies under a file; or a
         hyperparameter cannot be stored as JSON.
+
+    Examples
+    --------
+    >>> from bayesgen import MultinomialNB
+    >>> X = [[2, 1, 0], [3, 0, 1], [0, 2, 3], [1, 0, 4]]
+    >>> y = ["ham", "ham", "spam", "spam"]
+    >>> est = MultinomialNB(inference="conjugate", compute_map=False, draws=100, random_seed=0)
+    >>> est = est.fit(X, y)
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from bayesgen.io import load, save
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     path = save(est, Path(folder) / "spam.nc")
+    ...     print(path.name, type(load(path)).__name__)
+    spam.nc MultinomialNB
     """
     estimator.check_fitted()
     path = Path(path)
@@ -278,6 +293,23 @@ def load(path):
     ValueError
         Naming the file and what is wrong with it: a folder, truncated, not a bayesgen model,
         from a newer format version, or parts that are missing or disagree.
+
+    Examples
+    --------
+    >>> from bayesgen import MultinomialNB
+    >>> X = [[2, 1, 0], [3, 0, 1], [0, 2, 3], [1, 0, 4]]
+    >>> y = ["ham", "ham", "spam", "spam"]
+    >>> est = MultinomialNB(inference="conjugate", compute_map=False, draws=100, random_seed=0)
+    >>> est = est.fit(X, y)
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> import numpy as np
+    >>> from bayesgen import load
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     est.save(Path(folder) / "spam.nc")
+    ...     loaded = load(Path(folder) / "spam.nc")
+    >>> bool(np.array_equal(loaded.predict_proba(X), est.predict_proba(X)))
+    True
     """
     path = Path(path)
     if not path.exists():

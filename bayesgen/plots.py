@@ -115,6 +115,20 @@ def plot_trace(
     Returns
     -------
     arviz_plots.PlotCollection
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> from bayesgen import MultinomialNB
+    >>> X = [[2, 1, 0], [3, 0, 1], [0, 2, 3], [1, 0, 4]]
+    >>> y = ["ham", "ham", "spam", "spam"]
+    >>> est = MultinomialNB(inference="conjugate", compute_map=False, draws=100, random_seed=0)
+    >>> est = est.fit(X, y)
+    >>> from bayesgen.plots import plot_trace
+    >>> pc = plot_trace(est)
+    >>> type(pc).__name__
+    'PlotCollection'
     """
     data = plot_tree(est, var_names, max_features)
     if compact is None:
@@ -137,6 +151,20 @@ def plot_rank(est, *, var_names: list[str] | None = None, max_features: int = 4)
     from the pooled ranks, widened for autocorrelation by the bulk effective sample size.
     ArviZ labels each panel ``p=…(α=0.01)``: the p-value of its multi-chain uniformity test,
     which fails at p < α (it marks the ranks that contribute most).
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> from bayesgen import MultinomialNB
+    >>> X = [[2, 1, 0], [3, 0, 1], [0, 2, 3], [1, 0, 4]]
+    >>> y = ["ham", "ham", "spam", "spam"]
+    >>> est = MultinomialNB(inference="conjugate", compute_map=False, draws=100, random_seed=0)
+    >>> est = est.fit(X, y)
+    >>> from bayesgen.plots import plot_rank
+    >>> pc = plot_rank(est)
+    >>> type(pc).__name__
+    'PlotCollection'
     """
     data = plot_tree(est, var_names, max_features)
     pc = az.plot_rank(data, envelope_prob=RANK_ENVELOPE_PROB)
@@ -179,12 +207,39 @@ def _rank_envelope(posterior: xr.Dataset) -> xr.Dataset:
 
 def plot_ess(est, *, var_names: list[str] | None = None, max_features: int = 4) -> PlotCollection:
     """Local effective sample size over quantiles (``arviz.plot_ess``); options as
-    :func:`plot_trace`."""
+    :func:`plot_trace`.
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> from bayesgen import MultinomialNB
+    >>> X = [[2, 1, 0], [3, 0, 1], [0, 2, 3], [1, 0, 4]]
+    >>> y = ["ham", "ham", "spam", "spam"]
+    >>> est = MultinomialNB(inference="conjugate", compute_map=False, draws=100, random_seed=0)
+    >>> est = est.fit(X, y)
+    >>> from bayesgen.plots import plot_ess
+    >>> pc = plot_ess(est)
+    >>> type(pc).__name__
+    'PlotCollection'
+    """
     return constrained(az.plot_ess(plot_tree(est, var_names, max_features)), note=classes_note(est))
 
 
 def has_energy(est) -> bool:
-    """Whether the fit has NUTS sampler statistics (``inference="nuts"``)."""
+    """Whether the fit has NUTS sampler statistics (``inference="nuts"``).
+
+    Examples
+    --------
+    >>> from bayesgen import MultinomialNB
+    >>> X = [[2, 1, 0], [3, 0, 1], [0, 2, 3], [1, 0, 4]]
+    >>> y = ["ham", "ham", "spam", "spam"]
+    >>> est = MultinomialNB(inference="conjugate", compute_map=False, draws=100, random_seed=0)
+    >>> est = est.fit(X, y)
+    >>> from bayesgen.plots import has_energy
+    >>> has_energy(est)  # exact conjugate draws have no sampler statistics
+    False
+    """
     return "sample_stats" in est.idata_.children and "energy" in est.idata_["sample_stats"]
 
 
@@ -195,6 +250,24 @@ def plot_energy(est) -> PlotCollection:
     ------
     ValueError
         For ``inference="conjugate"``: exact independent draws have no Hamiltonian energy.
+
+    Examples
+    --------
+    >>> from bayesgen import MultinomialNB
+    >>> X = [[2, 1, 0], [3, 0, 1], [0, 2, 3], [1, 0, 4]]
+    >>> y = ["ham", "ham", "spam", "spam"]
+    >>> est = MultinomialNB(inference="conjugate", compute_map=False, draws=100, random_seed=0)
+    >>> est = est.fit(X, y)
+    >>> from bayesgen.plots import plot_energy
+    >>> plot_energy(est)
+    Traceback (most recent call last):
+        ...
+    ValueError: plot_energy: the fit has no NUTS sample_stats ...
+
+    With NUTS draws (which compile the model's graph first, so not run here):
+
+    >>> est = MultinomialNB(draws=500, tune=500, random_seed=0).fit(X, y)  # doctest: +SKIP
+    >>> plot_energy(est)  # doctest: +SKIP
     """
     if not has_energy(est):
         raise ValueError(
@@ -262,6 +335,20 @@ def plot_posterior_vs_closed_form(
     Returns
     -------
     arviz_plots.PlotCollection
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> from bayesgen import MultinomialNB
+    >>> X = [[2, 1, 0], [3, 0, 1], [0, 2, 3], [1, 0, 4]]
+    >>> y = ["ham", "ham", "spam", "spam"]
+    >>> est = MultinomialNB(inference="conjugate", compute_map=False, draws=100, random_seed=0)
+    >>> est = est.fit(X, y)
+    >>> from bayesgen.plots import plot_posterior_vs_closed_form
+    >>> pc = plot_posterior_vs_closed_form(est)
+    >>> type(pc).__name__
+    'PlotCollection'
     """
     var_names = check_var_names(est, var_names)
     selection = selected_features(est, max_features=max_features)
@@ -292,6 +379,20 @@ def plot_prior_posterior(
 
     Needs the ``prior`` group (``prior_draws > 0``, the default). Options as
     :func:`plot_trace`.
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> from bayesgen import MultinomialNB
+    >>> X = [[2, 1, 0], [3, 0, 1], [0, 2, 3], [1, 0, 4]]
+    >>> y = ["ham", "ham", "spam", "spam"]
+    >>> est = MultinomialNB(inference="conjugate", compute_map=False, draws=100, random_seed=0)
+    >>> est = est.fit(X, y)
+    >>> from bayesgen.plots import plot_prior_posterior
+    >>> pc = plot_prior_posterior(est)
+    >>> type(pc).__name__
+    'PlotCollection'
     """
     data = plot_tree(est, var_names, max_features, groups=("prior", "posterior"))
     return constrained(az.plot_prior_posterior(data), note=classes_note(est))

@@ -52,6 +52,20 @@ def plot_mu_pair(est, *, max_features: int | None = None) -> PlotMatrix:
     Returns
     -------
     arviz_plots.PlotMatrix
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> from bayesgen import GaussianDiscriminantAnalysis
+    >>> X = [[0.0, 1.0], [1.0, 0.5], [0.5, 0.0], [3.0, 3.5], [4.0, 3.0], [3.5, 4.0]]
+    >>> y = ["a", "a", "a", "b", "b", "b"]
+    >>> est = GaussianDiscriminantAnalysis(
+    ...     inference="conjugate", compute_map=False, draws=100, random_seed=0
+    ... ).fit(X, y)
+    >>> from bayesgen.plots import plot_mu_pair
+    >>> type(plot_mu_pair(est)).__name__
+    'PlotMatrix'
     """
     require_parameters(est, "plot_mu_pair", ("mu",))
     n_classes = min(len(est.classes_), 6)
@@ -98,6 +112,19 @@ def discriminant_plane(est, X) -> _Plane:
     separate the class means most relative to the within-class covariance). With two classes
     there is only one such direction; the second is then the direction in which ``X`` varies
     most beyond it, measured in units of the within-class covariance.
+
+    Examples
+    --------
+    >>> from bayesgen import GaussianDiscriminantAnalysis
+    >>> X = [[0.0, 1.0], [1.0, 0.5], [0.5, 0.0], [3.0, 3.5], [4.0, 3.0], [3.5, 4.0]]
+    >>> y = ["a", "a", "a", "b", "b", "b"]
+    >>> est = GaussianDiscriminantAnalysis(
+    ...     inference="conjugate", compute_map=False, draws=100, random_seed=0
+    ... ).fit(X, y)
+    >>> from bayesgen.plots import discriminant_plane
+    >>> plane = discriminant_plane(est, X)  # two features: the plane is the data's own
+    >>> plane.axis_labels
+    ('x0', 'x1')
     """
     stats = est.closed_form_
     names = [str(name) for name in stats["feature"].values]
@@ -157,6 +184,21 @@ def plot_decision_boundary(
     -------
     matplotlib.figure.Figure
         One axes; the draws' boundaries are contour sets with gid ``"posterior draw"``.
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> from bayesgen import GaussianDiscriminantAnalysis
+    >>> X = [[0.0, 1.0], [1.0, 0.5], [0.5, 0.0], [3.0, 3.5], [4.0, 3.0], [3.5, 4.0]]
+    >>> y = ["a", "a", "a", "b", "b", "b"]
+    >>> est = GaussianDiscriminantAnalysis(
+    ...     inference="conjugate", compute_map=False, draws=100, random_seed=0
+    ... ).fit(X, y)
+    >>> from bayesgen.plots import plot_decision_boundary
+    >>> fig = plot_decision_boundary(est, X, y, n_boundaries=10)
+    >>> type(fig).__name__, len(fig.axes)
+    ('Figure', 1)
     """
     require_parameters(est, "plot_decision_boundary", ("coef", "intercept"))
     X = dense(X)

@@ -45,6 +45,20 @@ def plot_top_features(est, *, k: int = 10, prob: float = 0.94) -> Figure:
     -------
     matplotlib.figure.Figure
         One panel per class; each panel has one thin and one thick interval line per feature.
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> from bayesgen import MultinomialNB
+    >>> X = [[2, 1, 0], [3, 0, 1], [0, 2, 3], [1, 0, 4]]
+    >>> y = ["ham", "ham", "spam", "spam"]
+    >>> est = MultinomialNB(inference="conjugate", compute_map=False, draws=100, random_seed=0)
+    >>> est = est.fit(X, y)
+    >>> from bayesgen.plots import plot_top_features
+    >>> fig = plot_top_features(est, k=2)
+    >>> type(fig).__name__, len(fig.axes)  # one panel per class
+    ('Figure', 2)
     """
     panels = _top_parameters(est, k)
     n_cols = min(len(panels), 3)
@@ -110,6 +124,19 @@ def calibration_table(est, X, y, *, n_bins: int = 10, prob: float = 0.94) -> pd.
     pandas.DataFrame
         Columns ``lower_edge, upper_edge, n, confidence, accuracy, accuracy_lower,
         accuracy_upper``; empty bins are dropped.
+
+    Examples
+    --------
+    >>> from bayesgen import MultinomialNB
+    >>> X = [[2, 1, 0], [3, 0, 1], [0, 2, 3], [1, 0, 4]]
+    >>> y = ["ham", "ham", "spam", "spam"]
+    >>> est = MultinomialNB(inference="conjugate", compute_map=False, draws=100, random_seed=0)
+    >>> est = est.fit(X, y)
+    >>> from bayesgen.plots import calibration_table
+    >>> table = calibration_table(est, X, y, n_bins=2)  # the training rows, for brevity
+    >>> table[["lower_edge", "upper_edge", "n", "accuracy"]]  # only non-empty bins
+       lower_edge  upper_edge  n  accuracy
+    0        0.75         1.0  4       1.0
     """
     proba = est.predict_proba(X)
     codes = class_codes(est, y)
@@ -141,6 +168,20 @@ def plot_calibration(est, X, y, *, n_bins: int = 10, prob: float = 0.94) -> Figu
     -------
     matplotlib.figure.Figure
         Two axes.
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> from bayesgen import MultinomialNB
+    >>> X = [[2, 1, 0], [3, 0, 1], [0, 2, 3], [1, 0, 4]]
+    >>> y = ["ham", "ham", "spam", "spam"]
+    >>> est = MultinomialNB(inference="conjugate", compute_map=False, draws=100, random_seed=0)
+    >>> est = est.fit(X, y)
+    >>> from bayesgen.plots import plot_calibration
+    >>> fig = plot_calibration(est, X, y, n_bins=2)
+    >>> type(fig).__name__, len(fig.axes)  # the diagram and a histogram of confidences
+    ('Figure', 2)
     """
     table = calibration_table(est, X, y, n_bins=n_bins, prob=prob)
     low = min(table["accuracy_lower"].min(), table["lower_edge"].min())
@@ -199,6 +240,20 @@ def plot_predictive_intervals(est, X, y, *, max_examples: int = 50, prob: float 
     -------
     matplotlib.figure.Figure
         One axes; examples sorted by their posterior mean, misclassified ones in red.
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> from bayesgen import MultinomialNB
+    >>> X = [[2, 1, 0], [3, 0, 1], [0, 2, 3], [1, 0, 4]]
+    >>> y = ["ham", "ham", "spam", "spam"]
+    >>> est = MultinomialNB(inference="conjugate", compute_map=False, draws=100, random_seed=0)
+    >>> est = est.fit(X, y)
+    >>> from bayesgen.plots import plot_predictive_intervals
+    >>> fig = plot_predictive_intervals(est, X, y)
+    >>> type(fig).__name__, len(fig.axes)
+    ('Figure', 1)
     """
     codes = class_codes(est, y)
     n_examples = len(codes)

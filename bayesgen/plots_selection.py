@@ -40,6 +40,17 @@ def selected_features(est, *, max_features: int = 4) -> list:
     list
         Feature names, most interesting first; for :class:`~bayesgen.CategoricalNB` pairs
         ``(feature, category)``.
+
+    Examples
+    --------
+    >>> from bayesgen import MultinomialNB
+    >>> X = [[2, 1, 0], [3, 0, 1], [0, 2, 3], [1, 0, 4]]
+    >>> y = ["ham", "ham", "spam", "spam"]
+    >>> est = MultinomialNB(inference="conjugate", compute_map=False, draws=100, random_seed=0)
+    >>> est = est.fit(X, y)
+    >>> from bayesgen.plots import selected_features
+    >>> [str(name) for name in selected_features(est, max_features=2)]
+    ['x2', 'x0']
     """
     scores = family_of(est).feature_scores(est.closed_form_)
     order = np.argsort(-scores, axis=None, kind="stable")[:max_features]

@@ -74,6 +74,24 @@ def report(
     -------
     pathlib.Path
         The path of ``index.html``.
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> from bayesgen import MultinomialNB
+    >>> X = [[2, 1, 0], [3, 0, 1], [0, 2, 3], [1, 0, 4]]
+    >>> y = ["ham", "ham", "spam", "spam"]
+    >>> est = MultinomialNB(inference="conjugate", compute_map=False, draws=100, random_seed=0)
+    >>> est = est.fit(X, y)
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from bayesgen import report
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     index = report(est, Path(folder) / "report")
+    ...     files = sorted(path.name for path in index.parent.iterdir())
+    >>> index.name, "summary.csv" in files, "trace.png" in files
+    ('index.html', True, True)
     """
     est.check_fitted()
     if (X_test is None) != (y_test is None):
@@ -133,7 +151,23 @@ def _check_replaceable(out: Path) -> None:
 def write_summary(est, path, *, max_features: int = 100) -> pd.DataFrame:
     """``arviz.summary`` of every posterior variable, for the ``max_features`` features of
     :func:`~bayesgen.plots.selected_features`, with 94 % equal-tailed intervals; written to
-    ``path`` as CSV."""
+    ``path`` as CSV.
+
+    Examples
+    --------
+    >>> from bayesgen import MultinomialNB
+    >>> X = [[2, 1, 0], [3, 0, 1], [0, 2, 3], [1, 0, 4]]
+    >>> y = ["ham", "ham", "spam", "spam"]
+    >>> est = MultinomialNB(inference="conjugate", compute_map=False, draws=100, random_seed=0)
+    >>> est = est.fit(X, y)
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from bayesgen.reporting import write_summary
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     table = write_summary(est, Path(folder) / "summary.csv")
+    >>> table.shape[0]  # 2 class probabilities and 2 x 3 word probabilities
+    8
+    """
     selection = plots.selected_features(est, max_features=max_features)
     posterior = subset(est.idata_["posterior"].to_dataset(), selection, for_matplotlib=False)
     table = az.summary(xr.DataTree.from_dict({"posterior": posterior}), ci_prob=0.94)

@@ -104,6 +104,17 @@ class Family:
     ppc_caption : str
         What those statistics are and what a misfit looks like, as the report's caption
         says it.
+
+    Examples
+    --------
+    Every model is one instance, found by :func:`bayesgen.families.family`:
+
+    >>> from bayesgen.families import family
+    >>> gda = family("gda")
+    >>> gda.estimator, gda.cli_name, gda.feature_kind, gda.smoothing
+    ('GaussianDiscriminantAnalysis', 'gda', 'real', False)
+    >>> list(gda.parameters)
+    ['class_prob', 'mu', 'cov', 'coef', 'intercept']
     """
 
     name: ClassVar[str]
@@ -549,6 +560,17 @@ def dirichlet_draws(rng, concentration: np.ndarray, sample_shape, dtype) -> np.n
     Written one draw at a time straight into a preallocated array of ``dtype``: 1,000 draws of
     a 20-class × 50,000-word model take 4 GB in float32 and no temporary of the same size.
     Zero concentrations give probability 0 (the padding of the categorical model).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayesgen.families.base import dirichlet_draws
+    >>> rng = np.random.default_rng(0)
+    >>> draws = dirichlet_draws(rng, np.array([[2.0, 1.0, 0.0]]), (1000,), np.float64)
+    >>> draws.shape, bool(np.allclose(draws.sum(axis=-1), 1)), bool((draws[..., 2] == 0).all())
+    ((1000, 1, 3), True, True)
+    >>> draws.mean(axis=0).round(1).tolist()  # the mean (2, 1, 0) / 3
+    [[0.7, 0.3, 0.0]]
     """
     concentration = np.asarray(concentration, dtype=np.float64)
     out = np.empty((*sample_shape, *concentration.shape), dtype=dtype)
@@ -570,6 +592,12 @@ def dirichlet_mode(concentration: np.ndarray) -> np.ndarray:
 
     NaN for a whole simplex without a mode: some concentration below 1 (unbounded density) or
     all of them 1 (flat, every point a mode).
+
+    Examples
+    --------
+    >>> from bayesgen.families.base import dirichlet_mode
+    >>> dirichlet_mode([[3.0, 2.0, 0.0], [0.5, 2.0, 2.0]]).round(3).tolist()
+    [[0.667, 0.333, 0.0], [nan, nan, nan]]
     """
     concentration = np.asarray(concentration, dtype=np.float64)
     padding = concentration <= 0
@@ -599,7 +627,18 @@ def class_marginal(estimates: xr.Dataset) -> Marginal:
 
 
 def class_concentration(estimates: xr.Dataset, *, posterior: bool) -> np.ndarray:
-    """Dirichlet concentration of π: class_alpha (+ the class counts for the posterior)."""
+    """Dirichlet concentration of π: class_alpha (+ the class counts for the posterior).
+
+    Examples
+    --------
+    >>> from bayesgen import closed_form
+    >>> from bayesgen.families.base import class_concentration
+    >>> est = closed_form.multinomial_nb([[1, 0], [0, 1], [1, 1]], [0, 1, 1], class_alpha=0.5)
+    >>> class_concentration(est, posterior=False).tolist()
+    [0.5, 0.5]
+    >>> class_concentration(est, posterior=True).tolist()
+    [1.5, 2.5]
+    """
     weight = 1.0 if posterior else 0.0
     return estimates.attrs["class_alpha"] + weight * estimates["class_count"].values
 
