@@ -10,6 +10,7 @@ their parameters, their family and their fitted attributes.
 from __future__ import annotations
 
 import warnings
+from pathlib import Path
 from typing import ClassVar
 
 import numpy as np
@@ -517,11 +518,12 @@ class GenerativeClassifier(GenerativeWorkflow, ClassifierMixin, BaseEstimator):
 
     # -- persistence -------------------------------------------------------------------------
 
-    def save(self, path) -> None:
-        """Write the fitted model to one NetCDF file (see :func:`bayesgen.io.save`)."""
+    def save(self, path) -> Path:
+        """Write the fitted model to one NetCDF file and return its path (see
+        :func:`bayesgen.io.save`)."""
         from bayesgen import io
 
-        io.save(self, path)
+        return io.save(self, path)
 
     def _check_n_features(self, X) -> None:
         # scikit-learn's words, naming the class, which its estimator checks look for; the

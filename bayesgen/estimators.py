@@ -47,6 +47,10 @@ class MultinomialNB(NaiveBayesClassifier):
         As in scikit-learn.
     idata_ : xarray.DataTree
         posterior, prior, sample_stats (NUTS) and constant_data (the sufficient statistics).
+        A conjugate fit draws it on first access (the same draws, seed for seed).
+    posterior_ : bayesgen.posterior.ConjugatePosterior
+        Conjugate fits only: the exact posterior as its parameters (means, SDs, intervals
+        without draws).
     map_ : xarray.Dataset or None
         The MAP point.
     closed_form_ : xarray.Dataset
@@ -323,6 +327,8 @@ class GaussianDiscriminantAnalysis(GenerativeClassifier):
     coef_, intercept_ : ndarray
         Posterior means of the linear form; shapes as scikit-learn's
         ``LinearDiscriminantAnalysis`` ((1, n_features) and (1,) for two classes).
+    idata_, posterior_
+        As in :class:`MultinomialNB`.
 
     Examples
     --------
@@ -428,6 +434,8 @@ class QuadraticDiscriminantAnalysis(GenerativeClassifier):
         Posterior means of μ_k.
     covariance_ : ndarray (n_classes, n_features, n_features)
         Posterior means of Σ_k.
+    idata_, posterior_
+        As in :class:`MultinomialNB`.
     closed_form_ : xarray.Dataset
         :func:`bayesgen.closed_form.qda` for the same data and prior.
 

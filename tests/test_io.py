@@ -142,6 +142,13 @@ def test_missing_file_raises_file_not_found(tmp_path):
         bayesgen.load(tmp_path / "nothing.nc")
 
 
+def test_estimator_save_returns_the_path_it_wrote(fits, tmp_path):
+    target = tmp_path / "model.nc"
+    written = fits.conjugate("multinomial_nb").est.save(target)
+    assert written == target
+    assert target.is_file()
+
+
 def test_save_needs_a_nc_suffix_and_a_fitted_estimator(fits, tmp_path):
     from sklearn.exceptions import NotFittedError
 
