@@ -64,9 +64,22 @@ def categorical_log_likelihood(codes, log_class_prob, log_feature_prob) -> np.nd
     [[0.3, 0.125], [0.1, 0.25]]
     """
     codes = np.asarray(codes.toarray() if sp.issparse(codes) else codes, dtype=np.int64)
-    features = np.arange(codes.shape[1])
-    picked = log_feature_prob[..., :, features, codes]  # (..., K, n, F)
-    return np.moveaxis(picked.sum(axis=-1), -1, -2) + log_class_prob[..., None, :]
+    n_samples, n_features = codes.shape
+    n_categories = log_feature_prob.shape[-1]
+    # Rows one-hot over the flattened (feature, category) cells, times the flattened
+    # log-probabilities: one sparse product instead of gathering (..., K, n, F) elements
+    # (3.4 billion, 37 s and 6 GB for 1,000 draws of the digits model).
+    cells = (np.arange(n_features) * n_categories + codes).ravel()
+    one_hot = sp.csr_array(
+        (np.ones(cells.size), cells, np.arange(0, cells.size + 1, n_features)),
+        shape=(n_samples, n_features * n_categories),
+    )
+    flat = log_feature_prob.reshape(*log_feature_prob.shape[:-2], n_features * n_categories)
+    finite = np.isfinite(flat)
+    joint = linear_in_x(one_hot, np.where(finite, flat, 0.0))
+    if not finite.all():  # 1 · (-inf) summed with finite terms: a row in an impossible cell
+        joint[linear_in_x(one_hot, (~finite).astype(np.float64)) > 0] = -np.inf
+    return joint + log_class_prob[..., None, :]
 
 
 def linear_log_likelihood(X, coef, intercept) -> np.ndarray:

@@ -760,3 +760,33 @@ def test_import_closed_form_does_not_import_pymc_or_pytensor():
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
     )
     assert result.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize("batch", [(), (3,), (2, 4)])
+def test_categorical_log_likelihood_equals_a_loop_over_rows_and_features(batch):
+    """The vectorised (one-hot product) likelihood against the definition, row by row, with
+    an impossible cell (probability 0) that one row falls into and another does not."""
+    from bayesgen.likelihood import categorical_log_likelihood
+
+    rng = np.random.default_rng(7)
+    feature_prob = rng.dirichlet(np.ones(4), size=(*batch, 3, 5))  # (..., K, F, C)
+    feature_prob[..., 1, 2, 3] = 0.0
+    class_prob = rng.dirichlet(np.ones(3), size=batch)
+    codes = rng.integers(0, 4, size=(6, 5))
+    codes[0, 2], codes[1, 2] = 3, 0
+    with np.errstate(divide="ignore"):
+        got = categorical_log_likelihood(codes, np.log(class_prob), np.log(feature_prob))
+    assert got.shape == (*batch, 6, 3)
+    for index in np.ndindex(*batch):
+        for n, row in enumerate(codes):
+            for k in range(3):
+                prob = class_prob[index][k] * np.prod(
+                    [feature_prob[index][k, j, code] for j, code in enumerate(row)]
+                )
+                with np.errstate(divide="ignore"):
+                    expected = np.log(prob)
+                if np.isinf(expected):
+                    assert got[(*index, n, k)] == -np.inf
+                else:
+                    assert got[(*index, n, k)] == pytest.approx(expected, rel=1e-12)
+    assert np.isneginf(got[..., 0, 1]).all() and np.isfinite(got[..., 1, 1]).all()
