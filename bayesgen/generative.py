@@ -63,6 +63,7 @@ import numpy as np
 import pymc as pm
 import pytensor.tensor as pt
 import xarray as xr
+from pymc.logprob.transforms import ChainedTransform, SimplexTransform, Transform
 
 from bayesgen.families import FAMILIES, family
 
@@ -113,7 +114,9 @@ def whole_counts(values) -> np.ndarray | None:
 def class_prob_prior(stats: xr.Dataset, class_alpha: float):
     """π ~ Dirichlet(a) and the class counts observed as ``class_count`` ~ Multinomial(N, π).
 
-    Returns the class counts (the ``pm.Data`` ``class_count_data``, int64) and π.
+    NUTS samples π through :class:`StandardisedSimplex`, standardised by the posterior
+    Dirichlet(a + N_k), and starts at its posterior mean. Returns the class counts (the
+    ``pm.Data`` ``class_count_data``, int64) and π.
     """
     counts = whole_counts(stats["class_count"].values)
     if counts is None:
@@ -125,7 +128,14 @@ def class_prob_prior(stats: xr.Dataset, class_alpha: float):
     class_count = pm.Data("class_count_data", counts, dims="class")
     # Priors are data too, so a grid of λ reuses one compiled graph.
     concentration = pm.Data("class_alpha", np.full(n_classes, class_alpha), dims="class")
-    prob = pm.Dirichlet("class_prob", a=concentration, dims="class")
+    posterior = counts + class_alpha
+    prob = pm.Dirichlet(
+        "class_prob",
+        a=concentration,
+        dims="class",
+        default_transform=StandardisedSimplex(concentration + class_count),
+        initval=posterior / posterior.sum(),
+    )
     pm.Multinomial("class_count", n=class_count.sum(), p=prob, observed=class_count, dims="class")
     return class_count, prob
 
@@ -164,6 +174,134 @@ def _poisson(mu, size):
     return pm.Poisson.dist(mu=mu, size=size)
 
 
+# --------------------------------------------------------------------------------------------
+# Standardising transforms: NUTS samples the naive Bayes rates and the class probabilities in
+# coordinates scaled to their expected posterior, so that its unit start mass matrix and ±1
+# jitter fit from the first tuning step. Any bijection with its Jacobian leaves the posterior
+# exact; these change only how fast NUTS explores it.
+
+
+def log_gamma_standardisation(shape, rate) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The constants of :class:`StandardisedLog` for a Gamma(``shape``, ``rate``) posterior.
+
+    log g under Gamma(a, b) has its mode at log(a / b) and, there, the curvature a (its
+    density is ∝ exp(a u − b eᵘ)): the location is log(a / b), the scale 1 / √a.
+
+    Returns
+    -------
+    location, scale, log_scale : numpy.ndarray
+        Broadcast to the common shape of ``shape`` and ``rate``.
+    """
+    shape, rate = np.broadcast_arrays(
+        np.asarray(shape, dtype=np.float64), np.asarray(rate, dtype=np.float64)
+    )
+    log_scale = -0.5 * np.log(shape)
+    return np.log(shape / rate), np.exp(log_scale), log_scale
+
+
+def standardisation_data(name: str, constants, *, dims) -> pt.TensorVariable:
+    """The constants (location, scale, log_scale) of a standardising transform as one
+    ``pm.Data`` ``{name}_standardisation``, dims ("standardisation", *dims).
+
+    Data, not constants of the graph, so that one compiled graph serves every data set of the
+    same shape, and not expressions of the counts, so that a gradient pays no logarithm or
+    square root for them. PyMC applies a transform by rewriting the graph of the model's
+    random variables, and that rewrite accepts only variables already in the graph: the
+    variable therefore declares its shape as that of these data (``shape=data.shape[1:]``),
+    which makes them its inputs at no cost to the log density.
+    """
+    model = pm.modelcontext(None)
+    if "standardisation" not in model.coords:
+        model.add_coord("standardisation", ["location", "scale", "log_scale"])
+    dims = (dims,) if isinstance(dims, str) else tuple(dims)
+    return pm.Data(f"{name}_standardisation", np.stack(constants), dims=("standardisation", *dims))
+
+
+class StandardisedLog(Transform):
+    """g = exp(location + scale · z), z = (log g − location) / scale, elementwise.
+
+    With the constants of :func:`log_gamma_standardisation`, z = √a (log g − log(a / b)) is
+    close to N(0, 1) under a Gamma(a, b) posterior, whatever the count. With PyMC's plain log
+    transform the posterior SD of log g ranges from 1.28 (a zero count, a = λ = 1) to below
+    0.01 (a count of 20,000): NUTS starts from a unit mass matrix and a ±1 jitter, and tuned
+    with steps of about 0.01 at tree depth 8 until the mass matrix had adapted.
+
+    ``location``, ``scale`` and ``log_scale`` (log of ``scale``, so that the log-Jacobian
+    costs no logarithm) are tensors free of random variables: ``pm.Data`` holding NumPy
+    values, so one compiled graph serves every data set of the same shape and a gradient
+    costs one multiply-add per cell more than with the log transform.
+    """
+
+    name = "standardised_log"
+    ndim_supp = 0
+
+    def __init__(self, location, scale, log_scale):
+        self.location = pt.as_tensor_variable(location)
+        self.scale = pt.as_tensor_variable(scale)
+        self.log_scale = pt.as_tensor_variable(log_scale)
+
+    def forward(self, value, *inputs):
+        return (pt.log(value) - self.location) / self.scale
+
+    def backward(self, value, *inputs):
+        return pt.exp(self.location + self.scale * value)
+
+    def log_jac_det(self, value, *inputs):
+        return self.location + self.scale * value + self.log_scale
+
+
+class Standardise(Transform):
+    """The affine map z = (x − location) / scale, elementwise (scale > 0)."""
+
+    name = "standardise"
+    ndim_supp = 0
+
+    def __init__(self, location, scale, log_scale):
+        self.location = pt.as_tensor_variable(location)
+        self.scale = pt.as_tensor_variable(scale)
+        self.log_scale = pt.as_tensor_variable(log_scale)
+
+    def forward(self, value, *inputs):
+        return (value - self.location) / self.scale
+
+    def backward(self, value, *inputs):
+        return self.location + self.scale * value
+
+    def log_jac_det(self, value, *inputs):
+        return self.log_scale + pt.zeros_like(value)
+
+
+class StandardisedSimplex(ChainedTransform):
+    """PyMC's simplex transform (y_k = log π_k − mean log π, k < K), then :class:`Standardise`
+    by the approximate moments of y under Dirichlet(``concentration``), the posterior the
+    class probabilities are expected to have.
+
+    With c = ``concentration``, y_k = log G_k − mean log G for independent G_j ~ Gamma(c_j),
+    whose log has its mode at log c_j and curvature c_j there: location log c_k − mean log c,
+    variance (1 − 2/K) / c_k + Σ_j (1 / c_j) / K². Unstandardised, y has a posterior SD of
+    about 1 / √N (0.02 at 3,000 rows): with a unit mass matrix and a ±1 jitter that one
+    coordinate held NUTS's tuning at steps of 0.01 however well the rates were scaled.
+
+    ``concentration`` is a graph expression of data (K values, so its K logarithms cost
+    nothing next to the rates), because PyMC's Dirichlet offers no input that a
+    ``pm.Data`` of the constants could enter through (see :func:`standardisation_data`).
+    """
+
+    name = "standardised_simplex"
+
+    def __init__(self, concentration):
+        concentration = pt.as_tensor_variable(concentration)
+        n_cells = concentration.shape[-1].astype("float64")
+        log_concentration = pt.log(concentration)
+        location = log_concentration - pt.mean(log_concentration, axis=-1, keepdims=True)
+        inverse = 1.0 / concentration
+        variance = (1.0 - 2.0 / n_cells) * inverse
+        variance = variance + pt.sum(inverse, axis=-1, keepdims=True) / n_cells**2
+        log_scale = 0.5 * pt.log(variance[..., :-1])
+        standardise = Standardise(location[..., :-1], pt.exp(log_scale), log_scale)
+        super().__init__([SimplexTransform(), standardise])
+
+
 def gamma_poisson_rates(
     prefix: str, counts: np.ndarray, alpha: float, *, dims, groups=None, random_alpha=None
 ):
@@ -185,7 +323,12 @@ def gamma_poisson_rates(
     rates. With ``random_alpha`` (λ a random variable, under the hyperprior of
     :mod:`bayesgen.hyperprior`) that variable is the concentration instead of the data
     ``alpha``, and ``alpha`` only sets the start; see :func:`total_correction` for the term
-    that keeps p(λ | D) exact. NUTS starts at their posterior mean (λ + n) / (β + 1): from
+    that keeps p(λ | D) exact. NUTS samples the rates through :class:`StandardisedLog`,
+    standardised by their posterior Gamma(λ + n, β + 1) (with a random λ, at the start λ),
+    whose constants are the ``pm.Data`` ``{prefix}_rate_standardisation`` (a ``pm.set_data``
+    of the counts should set them too, from a model built on the new statistics; stale ones
+    cost only tuning time, the posterior stays exact). It starts at their posterior mean
+    (λ + n) / (β + 1): from
     the prior the gradient is of the order of the counts (10⁵ with 50,000 documents) and the
     first tuning steps run into the maximum tree depth, from here tuning costs the same at
     any N. (After
@@ -214,8 +357,22 @@ def gamma_poisson_rates(
             per_simplex = per_simplex[..., 0]
         total_correction(prefix, raw_total, size * concentration, per_simplex)
     start = (counts + alpha) / (prior_rate + 1.0)
+    # Standardised at the posterior Gamma(λ + n, β + 1) of a fixed λ; under a hyperprior at
+    # the start λ (a transform may not depend on a random variable). Data, not graph
+    # expressions of the counts: the gradient pays nothing for them.
+    constants = standardisation_data(
+        f"{prefix}_rate",
+        log_gamma_standardisation(counts + alpha, prior_rate + 1.0),
+        dims=dims,
+    )
     rate = pm.Gamma(
-        f"{prefix}_rate", alpha=concentration, beta=graph_rate, dims=dims, initval=start
+        f"{prefix}_rate",
+        alpha=concentration,
+        beta=graph_rate,
+        dims=dims,
+        shape=constants.shape[1:],  # see standardisation_data
+        initval=start,
+        default_transform=StandardisedLog(constants[0], constants[1], constants[2]),
     )
     if whole is None:
         pm.Potential(f"{prefix}_loglik", pt.sum(_poisson_kernel(data, rate)))
