@@ -60,10 +60,11 @@ def observed_data(model_family: Family, estimates: xr.Dataset, X, y_codes) -> xr
     else:
         variables["X"] = (("obs", "feature"), np.asarray(X))
     variables |= model_family.predictive_statistics(estimates, X, y_codes)
-    coords = {"obs": np.arange(n_rows), "class": estimates["class"].values}
-    coords["feature"] = estimates["feature"].values
+    # The estimates' pandas indexes, reused rather than rebuilt from their values.
+    coords = {"obs": np.arange(n_rows), "class": estimates.indexes["class"]}
+    coords["feature"] = estimates.indexes["feature"]
     if "category" in estimates.coords:
-        coords["category"] = estimates["category"].values
+        coords["category"] = estimates.indexes["category"]
     data = xr.Dataset(variables, coords=coords)
     data["y"].attrs["meaning"] = "index into the class coordinate"
     data.attrs["X_format"] = "csr" if "X_data" in data else "dense"

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
+import pandas as pd
 import scipy.sparse as sp
 import xarray as xr
 
@@ -614,11 +615,13 @@ def dirichlet_mode(concentration: np.ndarray) -> np.ndarray:
     return np.where(padding, 0.0, np.where(unbounded, np.nan, mode))
 
 
-def parameter_coords(estimates: xr.Dataset) -> dict[str, np.ndarray]:
+def parameter_coords(estimates: xr.Dataset) -> dict[str, pd.Index]:
     """The coords of the parameters: those of ``estimates`` among class, feature, feature2 and
     category (the posterior's, the MAP point's and the PyMC model's)."""
     names = ("class", "feature", "feature2", "category")
-    return {name: estimates[name].values for name in names if name in estimates.coords}
+    # The pandas indexes themselves: a new Dataset reuses them, where from their values it
+    # would build each index again (20 ms for 50,000 feature names, several times a fit).
+    return {name: estimates.indexes[name] for name in names if name in estimates.coords}
 
 
 def class_marginal(estimates: xr.Dataset) -> Marginal:
