@@ -75,27 +75,82 @@ TRACE_VARS = {name: list(model_family.parameters) for name, model_family in FAMI
 
 
 def model_for(stats: xr.Dataset, **options) -> pm.Model:
-    """The PyMC model of the family ``stats`` belongs to (``stats.attrs["model"]``)."""
+    """The PyMC model of the family ``stats`` belongs to (``stats.attrs["model"]``).
+
+    Examples
+    --------
+    >>> from bayesgen import closed_form
+    >>> X = [[2, 1, 0], [3, 0, 1], [0, 2, 3], [1, 0, 4]]
+    >>> stats = closed_form.multinomial_nb(X, ["ham", "ham", "spam", "spam"])
+    >>> from bayesgen.generative import model_for
+    >>> model = model_for(stats)
+    >>> [rv.name for rv in model.observed_RVs]
+    ['class_count', 'feature_count']
+    """
     return family(stats).pymc_model(stats, **options)
 
 
 def multinomial_nb_model(stats: xr.Dataset) -> pm.Model:
-    """Multinomial (bag-of-words) naive Bayes: :mod:`bayesgen.families.multinomial`."""
+    """Multinomial (bag-of-words) naive Bayes: :mod:`bayesgen.families.multinomial`.
+
+    Examples
+    --------
+    >>> from bayesgen import closed_form
+    >>> X = [[2, 1, 0], [3, 0, 1], [0, 2, 3], [1, 0, 4]]
+    >>> stats = closed_form.multinomial_nb(X, ["ham", "ham", "spam", "spam"])
+    >>> from bayesgen.generative import multinomial_nb_model
+    >>> model = multinomial_nb_model(stats)
+    >>> [rv.name for rv in model.observed_RVs]
+    ['class_count', 'feature_count']
+    >>> [str(name) for name in model.coords["feature"]]
+    ['x0', 'x1', 'x2']
+    """
     return family("multinomial_nb").pymc_model(stats)
 
 
 def bernoulli_nb_model(stats: xr.Dataset) -> pm.Model:
-    """Multivariate Bernoulli (set-of-words) naive Bayes: :mod:`bayesgen.families.bernoulli`."""
+    """Multivariate Bernoulli (set-of-words) naive Bayes: :mod:`bayesgen.families.bernoulli`.
+
+    Examples
+    --------
+    >>> from bayesgen import closed_form
+    >>> from bayesgen.generative import bernoulli_nb_model
+    >>> stats = closed_form.bernoulli_nb([[1, 0], [1, 1], [0, 1]], ["a", "a", "b"])
+    >>> model = bernoulli_nb_model(stats)
+    >>> type(model).__name__, [str(name) for name in model.coords["class"]]
+    ('Model', ['a', 'b'])
+    """
     return family("bernoulli_nb").pymc_model(stats)
 
 
 def categorical_nb_model(stats: xr.Dataset) -> pm.Model:
-    """Categorical naive Bayes: :mod:`bayesgen.families.categorical`."""
+    """Categorical naive Bayes: :mod:`bayesgen.families.categorical`.
+
+    Examples
+    --------
+    >>> from bayesgen import closed_form
+    >>> from bayesgen.generative import categorical_nb_model
+    >>> stats = closed_form.categorical_nb([[0, 2], [1, 2], [0, 0], [1, 1]], ["a", "a", "b", "b"])
+    >>> model = categorical_nb_model(stats)
+    >>> type(model).__name__, [int(code) for code in model.coords["category"]]
+    ('Model', [0, 1, 2])
+    """
     return family("categorical_nb").pymc_model(stats)
 
 
 def gda_model(stats: xr.Dataset, *, cov_prior: str = "conjugate", lkj_eta: float = 2.0) -> pm.Model:
-    """Gaussian discriminant analysis with a shared Σ: :mod:`bayesgen.families.gda`."""
+    """Gaussian discriminant analysis with a shared Σ: :mod:`bayesgen.families.gda`.
+
+    Examples
+    --------
+    >>> from bayesgen import closed_form
+    >>> from bayesgen.generative import gda_model
+    >>> X = [[0.0, 1.0], [1.0, 0.5], [0.5, 0.0], [3.0, 3.5], [4.0, 3.0], [3.5, 4.0]]
+    >>> stats = closed_form.gda(X, [0, 0, 0, 1, 1, 1])
+    >>> model = gda_model(stats)
+    >>> type(model).__name__, [str(name) for name in model.coords["feature"]]
+    ('Model', ['x0', 'x1'])
+    """
     return family("gda").pymc_model(stats, cov_prior=cov_prior, lkj_eta=lkj_eta)
 
 

@@ -78,6 +78,20 @@ def sample_nuts(
         inference paths store the same statistics under the same names. PyMC's
         ``observed_data`` (the statistics observed by the model's random variables, named like
         the statistics) and ``prior_predictive`` groups are dropped.
+
+    Examples
+    --------
+    >>> from bayesgen import closed_form
+    >>> X = [[2, 1, 0], [3, 0, 1], [0, 2, 3], [1, 0, 4]]
+    >>> stats = closed_form.multinomial_nb(X, ["ham", "ham", "spam", "spam"])
+    >>> from bayesgen.generative import TRACE_VARS, model_for
+    >>> from bayesgen.inference import sample_nuts
+    >>> idata = sample_nuts(  # doctest: +SKIP
+    ...     model_for(stats), var_names=TRACE_VARS["multinomial_nb"], draws=500, tune=500,
+    ...     random_seed=0, stats=stats,
+    ... )
+    >>> sorted(idata.children)  # doctest: +SKIP
+    ['constant_data', 'posterior', 'prior', 'sample_stats']
     """
     import pymc as pm
     from threadpoolctl import threadpool_limits  # a dependency of PyMC and scikit-learn
@@ -146,6 +160,21 @@ def find_map(model, *, var_names: list[str], maxiter: int | None = None) -> xr.D
         reported success, else 0) and ``map_message`` (its message and the largest gradient
         component in its unconstrained coordinates), so that a check can tell an optimiser
         that stopped early from a posterior that disagrees with its closed form.
+
+    Examples
+    --------
+    With α = λ + 1 = 2 the MAP is add-1 smoothing (this compiles the model's log density once):
+
+    >>> from bayesgen import closed_form
+    >>> from bayesgen.generative import TRACE_VARS, model_for
+    >>> from bayesgen.inference import find_map
+    >>> X = [[2, 1, 0], [3, 0, 1], [0, 2, 3], [1, 0, 4]]
+    >>> stats = closed_form.multinomial_nb(X, ["ham", "ham", "spam", "spam"], alpha=2)
+    >>> point = find_map(model_for(stats), var_names=TRACE_VARS["multinomial_nb"])
+    >>> point["feature_prob"].values.round(3).tolist()
+    [[0.6, 0.2, 0.2], [0.154, 0.231, 0.615]]
+    >>> closed_form.add_lambda([[5, 1, 1], [1, 2, 7]], [[7], [10]], 1, 3).round(3).tolist()
+    [[0.6, 0.2, 0.2], [0.154, 0.231, 0.615]]
     """
     import pymc as pm
 
@@ -212,6 +241,22 @@ def conjugate_posterior(
     model take 4 GB in float32 (8 GB in float64) and no temporary of the same size. GDA draws
     Σ from the inverse-Wishart and μ_k | Σ from the normal of
     :class:`bayesgen.closed_form.NormalInverseWishart`.
+
+    Examples
+    --------
+    >>> from bayesgen import closed_form
+    >>> X = [[2, 1, 0], [3, 0, 1], [0, 2, 3], [1, 0, 4]]
+    >>> stats = closed_form.multinomial_nb(X, ["ham", "ham", "spam", "spam"])
+    >>> from bayesgen.inference import conjugate_posterior
+    >>> idata = conjugate_posterior(stats, draws=500, chains=2, random_seed=0)
+    >>> sorted(idata.children)
+    ['constant_data', 'posterior', 'prior']
+    >>> idata["posterior"]["feature_prob"].shape  # chain, draw, class, feature
+    (2, 500, 2, 3)
+    >>> # the posterior mean is add-λ, up to Monte Carlo error
+    >>> mean = idata["posterior"]["feature_prob"].mean(("chain", "draw"))
+    >>> bool(abs(mean - stats["feature_prob"]).max() < 0.02)
+    True
     """
     rng = np.random.default_rng(random_seed)
     model = stats.attrs["model"]

@@ -340,9 +340,11 @@ def test_pymc_model_log_density_at_a_point_equals_scipy():
     lam, rate, prob = 2.3, rng.gamma(2.0, 1.0, (2, 3)), np.array([0.4, 0.6])
     point = model.initial_point()
     point["alpha_log__"] = np.log(lam)
-    point["feature_rate_log__"] = np.log(rate)
-    transform = model.rvs_to_transforms[model["class_prob"]]
-    point["class_prob_simplex__"] = transform.forward(prob).eval()
+    for name, value in (("feature_rate", rate), ("class_prob", prob)):
+        variable = model[name]  # its value lives in the transform's coordinates
+        point[model.rvs_to_values[variable].name] = (
+            model.rvs_to_transforms[variable].forward(value).eval()
+        )
     got = model.compile_logp(jacobian=False)(point)
 
     counts = stats_["feature_count"].values
