@@ -306,8 +306,8 @@ def load(path):
     >>> import numpy as np
     >>> from bayesgen import load
     >>> with tempfile.TemporaryDirectory() as folder:
-    ...     est.save(Path(folder) / "spam.nc")
-    ...     loaded = load(Path(folder) / "spam.nc")
+    ...     written = est.save(Path(folder) / "spam.nc")
+    ...     loaded = load(written)
     >>> bool(np.array_equal(loaded.predict_proba(X), est.predict_proba(X)))
     True
     """
