@@ -13,6 +13,7 @@ directly, without calling bayesgen.
 import os
 from dataclasses import dataclass, field
 from os.path import expanduser
+from pathlib import Path
 
 _PYTENSOR_CACHE = expanduser("~/.cache/bayesgen/pytensor")
 os.environ.setdefault("PYTENSOR_FLAGS", "base_compiledir=" + _PYTENSOR_CACHE)
@@ -308,3 +309,46 @@ def nuts_case(request, fits):
 @pytest.fixture(params=MODELS)
 def conjugate_case(request, fits):
     return fits.conjugate(request.param)
+
+
+# -- headless Chromium ---------------------------------------------------------------------------
+
+CHROMIUM, CHROMEDRIVER = Path("/usr/bin/chromium"), Path("/usr/bin/chromedriver")
+
+
+def offline_chromium(profile: Path):
+    """Headless Debian Chromium (driven by selenium) that cannot reach any host: the report
+    and the docs must render from their own files. Skips where Chromium is not installed
+    (``.ci/run`` installs it, so CI always runs these tests)."""
+    if not (CHROMIUM.exists() and CHROMEDRIVER.exists()):
+        pytest.skip(
+            "needs Debian's chromium and chromium-driver (/usr/bin/chromium, "
+            "/usr/bin/chromedriver); .ci/run installs them"
+        )
+    webdriver = pytest.importorskip("selenium.webdriver")
+    options = webdriver.ChromeOptions()
+    options.binary_location = str(CHROMIUM)
+    for argument in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--no-first-run",
+        "--window-size=1280,1024",
+        # No host name resolves, so nothing outside the site can load (IP literals go through
+        # the unreachable proxy instead).
+        "--host-resolver-rules=MAP * ~NOTFOUND",
+        "--proxy-server=http://127.0.0.1:9",
+        f"--user-data-dir={profile}",
+    ):
+        options.add_argument(argument)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    service = webdriver.ChromeService(executable_path=str(CHROMEDRIVER))
+    driver = webdriver.Chrome(options=options, service=service)
+    driver.set_network_conditions(
+        offline=True, latency=0, download_throughput=0, upload_throughput=0
+    )
+    return driver

@@ -21,10 +21,10 @@ from importlib.util import find_spec
 from pathlib import Path
 
 import pytest
+from conftest import offline_chromium
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
-CHROMIUM, CHROMEDRIVER = Path("/usr/bin/chromium"), Path("/usr/bin/chromedriver")
 BUILD_TIMEOUT_S = 600  # a guard only: the build takes 30-60 s
 MATHJAX_TIMEOUT_S = 30
 
@@ -87,38 +87,8 @@ if (startup) {
 
 
 def _chromium(profile: Path):
-    """Headless Chromium that cannot reach any host (the pattern of tests/test_report.py)."""
-    if not (CHROMIUM.exists() and CHROMEDRIVER.exists()):
-        pytest.skip(
-            "needs Debian's chromium and chromium-driver (/usr/bin/chromium, "
-            "/usr/bin/chromedriver); .ci/run installs them"
-        )
-    webdriver = pytest.importorskip("selenium.webdriver")
-    options = webdriver.ChromeOptions()
-    options.binary_location = str(CHROMIUM)
-    for argument in (
-        "--headless=new",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-dev-shm-usage",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--no-first-run",
-        "--window-size=1280,1024",
-        # No host name resolves, so nothing outside the site can load (IP literals go through
-        # the unreachable proxy instead).
-        "--host-resolver-rules=MAP * ~NOTFOUND",
-        "--proxy-server=http://127.0.0.1:9",
-        f"--user-data-dir={profile}",
-    ):
-        options.add_argument(argument)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    service = webdriver.ChromeService(executable_path=str(CHROMEDRIVER))
-    driver = webdriver.Chrome(options=options, service=service)
-    driver.set_network_conditions(
-        offline=True, latency=0, download_throughput=0, upload_throughput=0
-    )
+    """The shared offline browser (conftest), waiting long enough for MathJax."""
+    driver = offline_chromium(profile)
     driver.set_script_timeout(MATHJAX_TIMEOUT_S)
     return driver
 

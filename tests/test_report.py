@@ -2,13 +2,13 @@
 
 import html
 import shutil
-from pathlib import Path
 
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import pytest
 from arviz_plots import PlotCollection, PlotMatrix
+from conftest import offline_chromium
 from matplotlib.figure import Figure
 
 from bayesgen import GaussianDiscriminantAnalysis, MultinomialNB, plots
@@ -19,7 +19,6 @@ from bayesgen.reporting import report
 SCRIPT = "<script>alert(1)</script>"
 CLASSES = ["ham", "<i>spam</i>"]
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
-CHROMIUM, CHROMEDRIVER = Path("/usr/bin/chromium"), Path("/usr/bin/chromedriver")
 
 
 @pytest.fixture(autouse=True)
@@ -384,28 +383,7 @@ def test_report_of_a_nuts_fit_has_the_energy_plot(text_data, tmp_path):
 
 
 def _chromium(tmp_path):
-    if not (CHROMIUM.exists() and CHROMEDRIVER.exists()):
-        pytest.skip(
-            "needs Debian's chromium and chromium-driver (/usr/bin/chromium, "
-            "/usr/bin/chromedriver); .ci/run installs them"
-        )
-    webdriver = pytest.importorskip("selenium.webdriver")
-    options = webdriver.ChromeOptions()
-    options.binary_location = str(CHROMIUM)
-    for argument in (
-        "--headless=new",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-dev-shm-usage",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--no-first-run",
-        f"--user-data-dir={tmp_path / 'chromium-profile'}",
-    ):
-        options.add_argument(argument)
-    service = webdriver.ChromeService(executable_path=str(CHROMEDRIVER))
-    return webdriver.Chrome(options=options, service=service)
+    return offline_chromium(tmp_path / "chromium-profile")
 
 
 def test_index_html_renders_every_image_in_headless_chromium(mnb_report, tmp_path):
