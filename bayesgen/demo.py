@@ -295,7 +295,16 @@ def fit_compare_report(job: Job, args: argparse.Namespace) -> dict:
     comparison = compare(estimator)
     print(comparison)
     progress(f"{job.name}: held-out accuracy")
-    accuracy = float(np.mean(estimator.predict(job.X_test) == job.y_test))
+    with _predictions_shared(estimator, job.X_test):
+        accuracy = float(np.mean(estimator.predict(job.X_test) == job.y_test))
+        row = _report(job, args, estimator, comparison, model_path, seconds, accuracy)
+    progress(f"{job.name}: finished")
+    return row
+
+
+def _report(job: Job, args, estimator, comparison, model_path: Path, seconds, accuracy) -> dict:
+    """The job's summary row, after writing its report unless ``--no-reports``."""
+    progress = _progress(args)
     row = {
         "model": job.name,
         "fit seconds": round(seconds, 1),
@@ -314,10 +323,36 @@ def fit_compare_report(job: Job, args: argparse.Namespace) -> dict:
             X_test=job.X_test,
             y_test=job.y_test,
             progress=lambda message: progress(f"{job.name}: report: {message}"),
+            comparison=comparison,
         )
         row["report"] = str(index)
-    progress(f"{job.name}: finished")
     return row
+
+
+@contextlib.contextmanager
+def _predictions_shared(estimator, X):
+    """Within the block, ``estimator.predict_proba(X)`` for this very ``X`` is computed once.
+
+    The held-out accuracy and the report's calibration diagram both need the posterior-mean
+    probabilities of the held-out rows, each a pass over every posterior draw (seconds for
+    the digits models); each caller gets its own copy. Other inputs go to the estimator's own
+    method, which is restored afterwards.
+    """
+    method = estimator.predict_proba
+    cached = []
+
+    def predict_proba(rows):
+        if rows is not X:
+            return method(rows)
+        if not cached:
+            cached.append(method(rows))
+        return cached[0].copy()
+
+    estimator.predict_proba = predict_proba
+    try:
+        yield
+    finally:
+        del estimator.predict_proba
 
 
 def _progress(args: argparse.Namespace) -> Progress:

@@ -27,6 +27,9 @@ _DPI = 100
 #: Hyperparameters that only NUTS reads; a conjugate fit's report leaves them out.
 _NUTS_ONLY = frozenset({"tune", "target_accept", "nuts_sampler", "cores"})
 _REPORT_TITLE = "bayesgen report: "  # in index.html's <title>: marks a folder as a report
+#: Draws per chain in the rank plot: its uniformity test is most of a report's plotting time
+#: with thousands of draws, and a few hundred per chain show chains that disagree.
+RANK_MAX_DRAWS = 250
 
 
 def report(
@@ -39,6 +42,7 @@ def report(
     top_k: int = 10,
     summary_max_features: int = 100,
     progress=None,
+    comparison=None,
 ) -> Path:
     """Write an HTML report of a fitted estimator into ``out_dir``.
 
@@ -69,6 +73,9 @@ def report(
     progress : callable, optional
         Called with a one-line message (e.g. ``"plotting Trace"``) as each part starts, for
         a progress line per step (:class:`bayesgen.progress.Progress`).
+    comparison : bayesgen.checks.Comparison, optional
+        ``compare(est)`` when the caller has it already (the demo prints it before the
+        report), so that it is not computed twice; by default the report computes it.
 
     Returns
     -------
@@ -93,18 +100,25 @@ def report(
     >>> index.name, "summary.csv" in files, "trace.png" in files
     ('index.html', True, True)
     """
+    from bayesgen.checks import Comparison, compare
+
     est.check_fitted()
     if (X_test is None) != (y_test is None):
         raise ValueError("X_test and y_test: pass both or neither.")
+    if comparison is not None and not isinstance(comparison, Comparison):
+        raise TypeError(
+            "comparison: expected the Comparison that bayesgen.compare(est) returns, or None, "
+            f"got {type(comparison).__name__}."
+        )
     out = Path(out_dir)
     _check_replaceable(out)
-    from bayesgen.checks import compare
 
     with io.replacing_folder(out) as folder:
         step = progress if progress is not None else (lambda message: None)
         step("writing summary.csv and comparison.csv")
         write_summary(est, folder / "summary.csv", max_features=summary_max_features)
-        comparison = compare(est)
+        if comparison is None:
+            comparison = compare(est)
         io.write_csv(comparison.table, folder / "comparison.csv")
         sections = []
         for section, make in _plan(est, X_test, y_test, max_features=max_features, top_k=top_k):
@@ -198,6 +212,15 @@ def _plan(est, X_test, y_test, *, max_features: int, top_k: int):
         ),
         lambda: plots.plot_trace(est, max_features=max_features),
     )
+    step = plots.rank_thinning(est, RANK_MAX_DRAWS)
+    per_chain = est.idata_["posterior"].sizes["draw"]
+    thinned = (
+        f" Drawn from one draw in {step} ({len(range(0, per_chain, step))} of {per_chain} per "
+        "chain, evenly spaced), which shows chains that disagree as well as all of them and "
+        "keeps the test quick."
+        if step > 1
+        else ""
+    )
     yield (
         ReportSection(
             "Rank",
@@ -206,10 +229,10 @@ def _plan(est, X_test, y_test, *, max_features: int, top_k: int):
             f"band (where a chain's curve stays with {plots.RANK_ENVELOPE_PROB:.0%} probability "
             "when all chains sample the same distribution) mean the chains agree. Each panel's "
             "p=…(α=0.01) is the p-value of ArviZ's multi-chain uniformity test: p < α = 0.01 "
-            "means the chains sample different distributions.",
+            f"means the chains sample different distributions.{thinned}",
             "rank.png",
         ),
-        lambda: plots.plot_rank(est, max_features=max_features),
+        lambda: plots.plot_rank(est, max_features=max_features, max_draws=RANK_MAX_DRAWS),
     )
     yield (
         ReportSection(

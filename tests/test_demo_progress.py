@@ -71,7 +71,7 @@ def test_quiet_prints_no_progress_but_still_the_results(capsys, tmp_path):
 def test_the_reports_steps_are_printed_under_the_jobs_name(capsys, tmp_path, monkeypatch):
     from bayesgen import reporting
 
-    def fake_report(est, out_dir, X_test=None, y_test=None, *, progress=None):
+    def fake_report(est, out_dir, X_test=None, y_test=None, *, progress=None, comparison=None):
         progress("plotting Trace")
         progress("plotting Rank")
         return out_dir / "index.html"
