@@ -167,3 +167,20 @@ def test_the_demo_passes_its_comparison_to_the_report(tmp_path, monkeypatch):
     assert received["shared"] is True
     assert "predict_proba" not in vars(est)
     assert row["posterior = closed form"] == "yes"
+
+
+# -- the NUTS demo announces only the graphs it compiles ---------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("estimator", "compiles"),
+    [
+        (bayesgen.MultinomialNB(), False),  # conjugate Dirichlet prior: exact mode
+        (bayesgen.GaussianDiscriminantAnalysis(), False),  # normal-inverse-Wishart: exact mode
+        (bayesgen.MultinomialNB(alpha_prior=(2.0, 1.0)), True),  # joint mode with λ: find_MAP
+        (bayesgen.GaussianDiscriminantAnalysis(cov_prior="lkj"), True),
+        (bayesgen.GaussianDiscriminantAnalysis(cov_prior="lkj", compute_map=False), False),
+    ],
+)
+def test_a_map_graph_is_announced_only_where_find_map_runs(estimator, compiles):
+    assert demo._optimises_map(estimator) is compiles

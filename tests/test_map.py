@@ -119,24 +119,71 @@ def test_standardising_gda_statistics_maps_the_mode_back_exactly():
         np.testing.assert_allclose(restored[name], original[name], rtol=1e-9, atol=1e-12)
 
 
-@pytest.mark.filterwarnings("ignore:NUTS")  # few draws on purpose: only the MAP is checked
 def test_find_map_reaches_the_mode_on_badly_scaled_features():
-    """One feature in thousands beside others near 1: the optimiser still finds m_k.
+    """One feature in thousands beside others near 1: the optimiser still finds m_k, and the
+    exact mode that a NUTS fit of this conjugate model takes instead is find_MAP's point.
 
-    To 1e-4 relative, ten times tighter than compare()'s MAP tolerance.
+    μ to 1e-4 relative, ten times tighter than compare()'s MAP tolerance; π and Σ within that
+    tolerance (1e-4 + 1e-3·|mode|).
     """
     X, y = DATA["gda"]()
     X = X * np.array([1000.0, 1.0, 0.01])
     est = make_estimator(
-        "gda", inference="nuts", draws=100, tune=100, chains=1, prior_draws=0, random_seed=1
+        "gda", inference="conjugate", compute_map=False, draws=20, prior_draws=0, random_seed=1
     ).fit(X, y)
-    assert est.map_.attrs["map_method"] == "find_MAP"
-    assert est.map_.attrs["map_converged"] == 1
-    np.testing.assert_allclose(est.map_["mu"], est.closed_form_["mu"], rtol=1e-4)
+    found = est._optimise_map(est.closed_form_)  # what a NUTS fit ran before it took the mode
+    assert found.attrs["map_method"] == "find_MAP"
+    assert found.attrs["map_converged"] == 1
+    np.testing.assert_allclose(found["mu"], est.closed_form_["mu"], rtol=1e-4)
     coef, _ = cf.gda_linear_form(
-        est.map_["class_prob"].values, est.map_["mu"].values, est.map_["cov"].values
+        found["class_prob"].values, found["mu"].values, found["cov"].values
     )
-    np.testing.assert_allclose(est.map_["coef"], coef[1] - coef[0], rtol=1e-9)
+    np.testing.assert_allclose(found["coef"], coef[1] - coef[0], rtol=1e-9)
+    exact = inference.conjugate_map(est.closed_form_)
+    for name in ("class_prob", "mu", "cov"):
+        np.testing.assert_allclose(found[name], exact[name], rtol=1e-3, atol=1e-4)
+
+
+# --------------------------------------------------------------------------------------------
+# A NUTS fit takes the exact mode wherever the prior is conjugate.
+
+
+def _as_nuts(name, **params):
+    """A conjugate fit (nothing compiles) switched to NUTS, to ask which MAP it would take."""
+    est = make_estimator(
+        name, inference="conjugate", compute_map=False, draws=20, prior_draws=0, **params
+    ).fit(*DATA[name]())
+    return est.set_params(inference="nuts")
+
+
+def _no_optimiser(self, stats):
+    raise AssertionError("find_MAP ran")
+
+
+@pytest.mark.parametrize("name", ["multinomial_nb", "bernoulli_nb", "categorical_nb", "gda"])
+def test_nuts_fit_of_a_conjugate_model_takes_the_exact_mode(name, monkeypatch):
+    est = _as_nuts(name)
+    monkeypatch.setattr(type(est), "_optimise_map", _no_optimiser)
+    point = est._find_map(est.closed_form_)
+    assert point.attrs["map_method"] == "closed_form"
+    exact = inference.conjugate_map(est.closed_form_)
+    for variable in exact.data_vars:
+        np.testing.assert_array_equal(point[variable].values, exact[variable].values)
+
+
+@pytest.mark.parametrize(
+    ("name", "params", "switch"),
+    [
+        ("multinomial_nb", {"alpha_prior": (2.0, 1.0)}, {}),  # no closed-form joint mode
+        ("gda", {}, {"cov_prior": "lkj"}),  # no conjugate posterior
+    ],
+)
+def test_nuts_fit_without_a_closed_form_mode_runs_find_map(name, params, switch, monkeypatch):
+    est = _as_nuts(name, **params).set_params(**switch)
+    ran = []
+    monkeypatch.setattr(type(est), "_optimise_map", lambda self, stats: ran.append(1) or "found")
+    assert est._find_map(est.closed_form_) == "found"
+    assert ran == [1]
 
 
 def test_find_map_records_an_optimiser_that_did_not_converge():
