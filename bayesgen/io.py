@@ -33,7 +33,9 @@ from bayesgen import __version__
 from bayesgen.families import FAMILIES, family
 
 FORMAT = "bayesgen-model"
-FORMAT_VERSION = 1
+#: 2: a conjugate fit whose draws were never made is written as its closed form, seed and
+#: draw layout, without draws (format 1 files, which always hold them, still load).
+FORMAT_VERSION = 2
 
 #: Temporary files and folders of a write that are older than this were left by a killed
 #: process (a save of gigabytes takes minutes) and are removed by the next write of the target.
@@ -341,7 +343,8 @@ def load(path):
 
 
 def _to_tree(estimator) -> xr.DataTree:
-    tree = estimator.idata_.copy()
+    exact = getattr(estimator, "posterior_", None)
+    tree = _conjugate_groups(estimator, exact) if exact is not None else estimator.idata_.copy()
     tree["closed_form"] = _netcdf_safe(estimator.closed_form_)
     if estimator.map_ is not None:
         tree["map"] = estimator.map_
@@ -352,9 +355,35 @@ def _to_tree(estimator) -> xr.DataTree:
         "estimator": type(estimator).__name__,
         "params": _params_json(estimator.get_params(deep=False)),
     }
-    exact = getattr(estimator, "posterior_", None)
-    if exact is not None:  # a conjugate fit: loading rebuilds its exact posterior (same seed)
-        tree.attrs["conjugate_posterior_seed"] = exact.random_seed
+    if exact is not None:  # a conjugate fit: loading draws its posterior again (same seed)
+        tree.attrs |= {
+            "conjugate_posterior_seed": exact.random_seed,
+            "conjugate_chains": exact.chains,
+            "conjugate_draws": exact.draws_per_chain,
+            "conjugate_prior_draws": exact.prior_draws,
+            "conjugate_dtype": exact.dtype,
+            "conjugate_created_at": exact.created_at,
+        }
+    return tree
+
+
+def _conjugate_groups(estimator, exact) -> xr.DataTree:
+    """What a file holds of a conjugate fit besides its closed form and seed.
+
+    Draws that were never made (``idata_`` not used since the fit) are left out: the seed and
+    the closed form make the same ones again on load, and 2 x 1,000 draws of a 20 x
+    50,000-word model would be 16 GB. Draws that were made are kept as they are, with any
+    group added to them (``posterior_predictive``) or any change made to them.
+    """
+    from bayesgen.posterior import LazyIdata
+
+    held = estimator.__dict__.get("_idata")
+    drawn = held.drawn if isinstance(held, LazyIdata) else held
+    if drawn is not None:
+        return drawn.copy()
+    tree = xr.DataTree()
+    if exact.observed is not None:
+        tree["observed_data"] = exact.observed
     return tree
 
 
@@ -424,7 +453,9 @@ def _from_tree(tree: xr.DataTree):
     if name not in estimators:
         raise _ModelFileError(f"unknown estimator {name!r}; expected one of {list(estimators)}.")
     cls = getattr(bayesgen, name)
-    for group in ("posterior", "closed_form"):
+    conjugate = "conjugate_posterior_seed" in attrs
+    # A conjugate fit's file holds no draws (they follow from its seed); others need theirs.
+    for group in ("closed_form",) if conjugate else ("posterior", "closed_form"):
         if group not in tree.children:
             raise _ModelFileError(f"the {group!r} group is missing.")
     closed_form = _restore_closed_form(tree["closed_form"].to_dataset())
@@ -442,10 +473,11 @@ def _from_tree(tree: xr.DataTree):
         if group in idata.children:
             del idata[group]
     idata.attrs = {}
+    posterior = _conjugate_posterior(attrs, closed_form, idata) if conjugate else None
+    if posterior is not None and "posterior" not in idata.children:
+        idata = None  # drawn on first access, as after the fit
     try:
-        return cls(**params).set_posterior(
-            closed_form, idata, map_point, posterior=_conjugate_posterior(attrs, closed_form, idata)
-        )
+        return cls(**params).set_posterior(closed_form, idata, map_point, posterior=posterior)
     except (KeyError, ValueError, TypeError, IndexError) as error:
         raise _ModelFileError(f"its parts do not fit together: {error}") from None
 
@@ -457,17 +489,40 @@ def _conjugate_posterior(attrs, closed_form: xr.Dataset, idata: xr.DataTree):
         return None
     from bayesgen.posterior import ConjugatePosterior
 
-    posterior = idata["posterior"]
-    prior = idata["prior"].sizes["draw"] if "prior" in idata.children else 0
+    if "posterior" in idata.children:  # written before files left the draws out
+        posterior = idata["posterior"]
+        layout = {
+            "chains": posterior.sizes["chain"],
+            "draws": posterior.sizes["draw"],
+            "prior_draws": idata["prior"].sizes["draw"] if "prior" in idata.children else 0,
+            "dtype": str(next(iter(posterior.data_vars.values())).dtype),
+        }
+    else:
+        layout = {
+            key: _positive_int(attrs, f"conjugate_{key}", minimum=0 if key == "prior_draws" else 1)
+            for key in ("chains", "draws", "prior_draws")
+        }
+        layout["dtype"] = attrs.get("conjugate_dtype")
+        if layout["dtype"] not in ("float64", "float32"):
+            raise _ModelFileError(
+                f"conjugate_dtype: expected 'float64' or 'float32'; got {layout['dtype']!r}."
+            )
     return ConjugatePosterior(
         closed_form,
-        random_seed=int(attrs["conjugate_posterior_seed"]),
-        chains=posterior.sizes["chain"],
-        draws=posterior.sizes["draw"],
-        prior_draws=prior,
-        dtype=str(next(iter(posterior.data_vars.values())).dtype),
+        random_seed=_positive_int(attrs, "conjugate_posterior_seed", minimum=0),
+        created_at=str(attrs.get("conjugate_created_at", "")) or None,
         observed=idata["observed_data"].to_dataset() if "observed_data" in idata.children else None,
+        **layout,
     )
+
+
+def _positive_int(attrs, key: str, *, minimum: int) -> int:
+    value = attrs.get(key)
+    if isinstance(value, np.generic):  # netCDF attributes come back as NumPy scalars
+        value = value.item()
+    if not isinstance(value, int) or value < minimum:
+        raise _ModelFileError(f"{key}: expected an integer >= {minimum}; got {value!r}.")
+    return value
 
 
 def _read_params(attrs, cls, closed_form: xr.Dataset) -> dict:

@@ -23,6 +23,8 @@ the multinomial model a subset of the vocabulary is drawn with one remainder cel
 
 from __future__ import annotations
 
+import datetime
+
 import numpy as np
 import pandas as pd
 import xarray as xr
@@ -81,8 +83,11 @@ class ConjugatePosterior:
         prior_draws: int = 500,
         dtype: str = "float64",
         observed: xr.Dataset | None = None,
+        created_at: str | None = None,
     ):
         self.estimates = estimates
+        # When the posterior was made (the fit), stamped on its draws whenever they are drawn.
+        self.created_at = created_at or datetime.datetime.now(datetime.UTC).isoformat()
         self.family = family(estimates)
         if random_seed is None:
             random_seed = int(np.random.SeedSequence().generate_state(1, np.uint64)[0] >> 1)
@@ -201,6 +206,9 @@ class ConjugatePosterior:
             prior_draws=self.prior_draws,
             dtype=self.dtype,
         )
+        for group in ("posterior", "prior"):
+            if group in tree.children:
+                tree[group].attrs["created_at"] = self.created_at
         if self.observed is not None:
             tree["observed_data"] = self.observed
             X, y_codes = rows_module.training_rows(tree)
@@ -413,6 +421,11 @@ class LazyIdata:
     def tree(self) -> xr.DataTree:
         if self._tree is None:
             self._tree = self._posterior.idata()
+        return self._tree
+
+    @property
+    def drawn(self) -> xr.DataTree | None:
+        """The tree if it has been drawn (and perhaps added to), else None."""
         return self._tree
 
 

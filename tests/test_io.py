@@ -102,6 +102,77 @@ def test_load_keeps_the_gda_prior_and_float32_draws(fits, tmp_path):
     assert np.array_equal(loaded.predict_proba(X_new), est.predict_proba(X_new))
 
 
+def _wide_text(seed=0, n_words=400):
+    rng = np.random.default_rng(seed)
+    X = rng.poisson(0.3, size=(40, n_words))
+    return X, np.repeat(["ham", "spam"], 20)
+
+
+def _lazy_fit(**options):
+    X, y = _wide_text()
+    params = {"inference": "conjugate", "compute_map": False, "random_seed": 3, **options}
+    return bayesgen.MultinomialNB(**params).fit(X, y), X
+
+
+def test_conjugate_file_without_draws_loads_the_same_draws_lazily(tmp_path):
+    est, X = _lazy_fit(chains=2, draws=300, prior_draws=50, dtype="float32")
+    est.save(tmp_path / "lazy.nc")
+    tree = xr.open_datatree(tmp_path / "lazy.nc", engine="netcdf4")
+    assert {"posterior", "prior", "log_likelihood"}.isdisjoint(tree.children)
+    assert {"closed_form", "observed_data"} <= set(tree.children)
+    tree.close()
+    loaded = bayesgen.load(tmp_path / "lazy.nc")
+    assert loaded.__dict__["_idata"].drawn is None
+    for group in ("posterior", "prior", "log_likelihood"):
+        expected = est.idata_[group].to_dataset()
+        xr.testing.assert_identical(loaded.idata_[group].to_dataset(), expected)
+    assert loaded.idata_["posterior"]["feature_prob"].dtype == np.float32
+    np.testing.assert_array_equal(loaded.predict_proba(X), est.predict_proba(X))
+
+
+def test_conjugate_file_is_small_until_the_draws_are_made(tmp_path):
+    est, _ = _lazy_fit(chains=2, draws=500)
+    est.save(tmp_path / "lazy.nc")
+    # Now drawn: 2 x 500 draws of 2 x 400 word probabilities, and the prior's.
+    assert est.idata_["posterior"].sizes["draw"] == 500
+    est.save(tmp_path / "drawn.nc")
+    lazy, drawn = (tmp_path / "lazy.nc").stat().st_size, (tmp_path / "drawn.nc").stat().st_size
+    assert drawn > 6_400_000  # the posterior draws alone are 2 x 500 x 800 float64
+    assert lazy < drawn / 20
+
+
+def test_drawn_and_changed_conjugate_draws_are_saved_as_changed(tmp_path):
+    est, _ = _lazy_fit()
+    posterior = est.idata_["posterior"].to_dataset()
+    est.idata_["posterior"] = posterior.assign(feature_prob=posterior["feature_prob"] ** 2)
+    est.save(tmp_path / "changed.nc")
+    loaded = bayesgen.load(tmp_path / "changed.nc")
+    xr.testing.assert_identical(
+        loaded.idata_["posterior"]["feature_prob"], posterior["feature_prob"] ** 2
+    )
+
+
+@pytest.mark.parametrize(
+    ("attr", "value", "fragment"),
+    [
+        ("conjugate_chains", 0, "conjugate_chains: expected an integer >= 1; got 0"),
+        ("conjugate_draws", "many", "conjugate_draws: expected an integer >= 1; got 'many'"),
+        ("conjugate_prior_draws", -1, "conjugate_prior_draws: expected an integer >= 0"),
+        ("conjugate_dtype", "float16", "conjugate_dtype: expected 'float64' or 'float32'"),
+        ("conjugate_posterior_seed", -3, "conjugate_posterior_seed: expected an integer >= 0"),
+    ],
+)
+def test_conjugate_file_with_a_bad_draw_layout_names_it(tmp_path, attr, value, fragment):
+    est, _ = _lazy_fit()
+    est.save(tmp_path / "lazy.nc")
+    tree = xr.load_datatree(tmp_path / "lazy.nc", engine="netcdf4")
+    tree.attrs[attr] = value
+    tree.to_netcdf(tmp_path / "bad.nc", engine="netcdf4")
+    with pytest.raises(ValueError, match="is not a valid bayesgen model file") as raised:
+        bayesgen.load(tmp_path / "bad.nc")
+    assert fragment in str(raised.value)
+
+
 # --------------------------------------------------------------------------------------------
 # Files that are not (readable) bayesgen models.
 
