@@ -397,6 +397,8 @@ class GenerativeClassifier(GenerativeWorkflow, ClassifierMixin, BaseEstimator):
         """
         from bayesgen import hyperprior, inference
 
+        if self.compute_map == "find_map":  # the PyMC model's own mode, to check it
+            return self._optimise_map(stats)
         conjugate = self.inference == "conjugate"
         if not conjugate and not hyperprior.has_alpha_prior(stats):
             try:
@@ -684,11 +686,13 @@ INFERENCE_PARAMS_DOC = """
     nuts_sampler : str, default "pymc"
         NUTS implementation ("pymc", "nutpie", "numpyro", "blackjax").
     target_accept : float, default 0.9
-    compute_map : bool, default True
-        Also compute the MAP point (stored as ``map_``): exactly from the closed form with
-        ``inference="conjugate"`` (nothing compiles), with PyMC's ``find_MAP`` otherwise
-        (GDA on standardised features); ``map_.attrs`` records the method and whether the
-        optimiser converged.
+    compute_map : bool or "find_map", default True
+        Also compute the MAP point (stored as ``map_``): exactly from the closed form wherever
+        the prior is conjugate (nothing compiles, after NUTS too), with PyMC's ``find_MAP``
+        for a hyperprior on λ or GDA's ``cov_prior="lkj"`` (GDA on standardised features).
+        ``"find_map"`` runs ``find_MAP`` on the PyMC model in every case, so that
+        :func:`bayesgen.compare` sets the PyMC model's own mode against the closed form.
+        ``map_.attrs`` records the method and whether the optimiser converged.
     prior_draws : int, default 500
         Draws from the prior (the ``prior`` group, for prior-vs-posterior plots).
     dtype : {"float64", "float32"}, default "float64"

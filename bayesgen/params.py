@@ -72,6 +72,24 @@ class Real:
 
 
 @dataclass(frozen=True)
+class BoolOrOptions:
+    """True, False or one of the named strings (``compute_map``: ``"find_map"``)."""
+
+    options: tuple[str, ...]
+
+    @property
+    def expected(self) -> str:
+        return "True, False or " + " or ".join(repr(option) for option in self.options)
+
+    def error(self, value) -> type[Exception] | None:
+        if isinstance(value, bool | np.bool_):
+            return None
+        if not isinstance(value, str):
+            return TypeError
+        return None if value in self.options else ValueError
+
+
+@dataclass(frozen=True)
 class Options:
     options: tuple[str, ...]
 
@@ -167,7 +185,8 @@ INFERENCE_RULES = {
     "random_seed": Seed(),
     "nuts_sampler": Options(("pymc", "nutpie", "numpyro", "blackjax")),
     "target_accept": Real(low=0, high=1),
-    "compute_map": Bool(),
+    # "find_map": PyMC's optimiser on the PyMC model, even where the mode has a closed form.
+    "compute_map": BoolOrOptions(("find_map",)),
     "prior_draws": Integer(0),
     # Names only, not np.float32: the model file stores parameters as JSON.
     "dtype": Options(("float64", "float32")),

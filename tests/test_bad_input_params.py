@@ -106,8 +106,13 @@ CATALOGUE = [
         TypeError,
         "target_accept: expected a number in (0, 1); got '0.9'.",
     ),
-    (M, {"compute_map": "yes"}, TypeError, "compute_map: expected True or False; got 'yes'."),
-    (G, {"compute_map": 1}, TypeError, "compute_map: expected True or False; got 1."),
+    (
+        M,
+        {"compute_map": "yes"},
+        ValueError,
+        "compute_map: expected True, False or 'find_map'; got 'yes'.",
+    ),
+    (G, {"compute_map": 1}, TypeError, "compute_map: expected True, False or 'find_map'; got 1."),
     (M, {"progressbar": "no"}, TypeError, "progressbar: expected True or False; got 'no'."),
     (C, {"progressbar": None}, TypeError, "progressbar: expected True or False; got None."),
     # Storage type.
