@@ -21,7 +21,7 @@ def main(draws: int) -> None:
     mean_fit = bayesgen.MultinomialNB(
         alpha=lam, inference="conjugate", draws=draws, compute_map=False, random_seed=0
     ).fit(X, y)
-    # MAP under Dirichlet(λ + 1) = add-λ (find_MAP compiles a small PyMC model).
+    # MAP under Dirichlet(λ + 1) = add-λ (the exact mode of the conjugate posterior).
     map_fit = bayesgen.MultinomialNB(
         alpha=lam + 1, inference="conjugate", draws=100, random_seed=0
     ).fit(X, y)
