@@ -295,13 +295,29 @@ class GenerativeClassifier(GenerativeWorkflow, ClassifierMixin, BaseEstimator):
     def idata_(self, value) -> None:
         self.__dict__["_idata"] = value
 
+    @property
+    def map_(self) -> xr.Dataset | None:
+        """The MAP point (``compute_map``), or None; a conjugate fit computes it on first
+        access (its exact mode)."""
+        from bayesgen.posterior import LazyMap
+
+        if "_map" not in self.__dict__ and "map_" not in self.__dict__:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute 'map_'")
+        # "map_" in the instance's dict: an estimator pickled before map_ was a property.
+        held = self.__dict__.get("_map", self.__dict__.get("map_"))
+        return held.point() if isinstance(held, LazyMap) else held
+
+    @map_.setter
+    def map_(self, value) -> None:
+        self.__dict__["_map"] = value
+
     @idata_.deleter
     def idata_(self) -> None:
         self.__dict__.pop("_idata", None)
 
     def _set_conjugate(self, stats: xr.Dataset, observed: xr.Dataset | None):
         """Hold the exact conjugate posterior of ``stats``; ``idata_`` is drawn on first use."""
-        from bayesgen.posterior import ConjugatePosterior
+        from bayesgen.posterior import ConjugatePosterior, LazyMap
 
         posterior = ConjugatePosterior(
             stats,
@@ -312,7 +328,10 @@ class GenerativeClassifier(GenerativeWorkflow, ClassifierMixin, BaseEstimator):
             dtype=self.dtype,
             observed=observed,
         )
-        map_point = self._find_map(stats) if self.compute_map else None
+        if self.compute_map is True:  # the exact mode, computed when first asked for
+            map_point = LazyMap(stats)
+        else:
+            map_point = self._find_map(stats) if self.compute_map else None
         return self.set_posterior(stats, None, map_point, posterior=posterior)
 
     def _observed_group(self, stats: xr.Dataset, X, y, sample_weight) -> xr.Dataset:

@@ -409,6 +409,23 @@ class ConjugatePosterior:
         return labels
 
 
+class LazyMap:
+    """An estimator's ``map_`` until first use: the exact mode of a conjugate posterior
+    (:func:`bayesgen.inference.conjugate_map`), a pass over every cell that a fit need not
+    pay for when nobody asks (22 ms at 20 x 50,000 words). Kept once computed."""
+
+    def __init__(self, estimates: xr.Dataset):
+        self._estimates = estimates
+        self._point: xr.Dataset | None = None
+
+    def point(self) -> xr.Dataset:
+        if self._point is None:
+            from bayesgen.inference import conjugate_map
+
+            self._point = conjugate_map(self._estimates)
+        return self._point
+
+
 class LazyIdata:
     """An estimator's ``idata_`` until first use (:meth:`ConjugatePosterior.idata`, then
     kept). An object of its own, so that drawing it changes what it holds, not the

@@ -11,6 +11,7 @@ import pickle
 import numpy as np
 import pytest
 import scipy.sparse as sp
+import xarray as xr
 from scipy import stats
 from sklearn.base import clone
 from sklearn.utils.validation import check_is_fitted
@@ -308,3 +309,20 @@ def test_aggregated_predictions_do_not_depend_on_the_batch():
     whole = est.predict_proba(X)
     np.testing.assert_array_equal(est.predict_proba(X[10:20]), whole[10:20])
     np.testing.assert_array_equal(est.predict_proba(sp.csr_array(X[::-1])), whole[::-1])
+
+
+def test_conjugate_map_is_computed_on_first_access_and_kept(monkeypatch):
+    from bayesgen import inference
+
+    calls = []
+    real = inference.conjugate_map
+    monkeypatch.setattr(inference, "conjugate_map", lambda stats: calls.append(1) or real(stats))
+    X, y = [[2, 1, 0], [3, 0, 1], [0, 2, 3], [1, 0, 4]], ["ham", "ham", "spam", "spam"]
+    est = bayesgen.MultinomialNB(inference="conjugate", alpha=2.0, random_seed=0).fit(X, y)
+    assert calls == []  # the fit did not compute it
+    xr.testing.assert_identical(est.map_, real(est.closed_form_))
+    xr.testing.assert_identical(est.map_, real(est.closed_form_))
+    assert calls == [1]  # once, then kept
+    again = pickle.loads(pickle.dumps(est))
+    xr.testing.assert_identical(again.map_, est.map_)
+    assert bayesgen.MultinomialNB(inference="conjugate", compute_map=False).fit(X, y).map_ is None
