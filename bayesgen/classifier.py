@@ -20,9 +20,8 @@ from sklearn.exceptions import DataConversionWarning, NotFittedError
 
 from bayesgen import closed_form as cf
 from bayesgen.families import Family
-from bayesgen.hyperprior import GammaHyperprior
 from bayesgen.observed import draw_chunks
-from bayesgen.params import EVIDENCE, INFERENCE_RULES, SMOOTHING, is_real
+from bayesgen.params import INFERENCE_RULES
 from bayesgen.workflow import GenerativeWorkflow
 
 #: Fewer NUTS tuning steps than this leave the mass matrix adapted at most once (PyMC adapts
@@ -587,84 +586,6 @@ class GenerativeClassifier(GenerativeWorkflow, ClassifierMixin, BaseEstimator):
         return tags
 
 
-class NaiveBayesClassifier(GenerativeClassifier):
-    _parameter_rules: ClassVar[dict] = {
-        "alpha": SMOOTHING,
-        "class_alpha": SMOOTHING,
-        "alpha_prior": GammaHyperprior(),
-    }
-
-    def _validate_params(self) -> None:
-        super()._validate_params()
-        # With a hyperprior λ is learned: a fixed or evidence-chosen alpha beside it would be
-        # silently ignored, so it must stay at its default.
-        if self.alpha_prior is not None and not (is_real(self.alpha) and self.alpha == 1.0):
-            raise ValueError(
-                "alpha: leave it at its default 1.0 when alpha_prior is given (λ then has the "
-                f"Gamma{tuple(self.alpha_prior)!r} hyperprior and is learned); got "
-                f"{self.alpha!r}."
-            )
-
-    def _estimates(self, statistics: xr.Dataset) -> xr.Dataset:
-        """The closed form at ``alpha`` and ``class_alpha``, those set to "evidence" first
-        chosen by maximising the evidence of the statistics (:mod:`bayesgen.smoothing`)."""
-        chosen = {"alpha": self.alpha, "class_alpha": self.class_alpha}
-        evidence = [name for name, value in chosen.items() if _is_evidence(value)]
-        if evidence:
-            from bayesgen import smoothing
-
-            # The counts do not depend on the smoothing: any λ serves to hold them.
-            provisional = {
-                name: 1.0 if name in evidence else value for name, value in chosen.items()
-            }
-            stats = self._family.from_statistics(statistics, **provisional)
-            if "alpha" in evidence:
-                chosen["alpha"] = smoothing.evidence_alpha(stats)
-            if "class_alpha" in evidence:
-                chosen["class_alpha"] = smoothing.evidence_class_alpha(stats)
-        return self._with_alpha_prior(self._family.from_statistics(statistics, **chosen))
-
-    def _with_alpha_prior(self, stats: xr.Dataset) -> xr.Dataset:
-        """The closed form under the Gamma hyperprior ``alpha_prior`` on λ, where one is given
-        (:mod:`bayesgen.hyperprior`)."""
-        if self.alpha_prior is None:
-            return stats
-        from bayesgen import hyperprior
-
-        return hyperprior.with_alpha_prior(stats, self.alpha_prior)
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        # As scikit-learn's naive Bayes: the independence assumption costs accuracy on the
-        # correlated features of its generic test data.
-        tags.classifier_tags.poor_score = True
-        return tags
-
-    def posterior_predictive_proba(self, X) -> np.ndarray:
-        """Exact Bayesian posterior predictive p(y | x, data), parameters integrated out.
-
-        Dirichlet-multinomial for the multinomial model; for Bernoulli and categorical models
-        it equals the add-λ plug-in (see
-        :func:`bayesgen.closed_form.posterior_predictive_proba`). Differs from
-        :meth:`predict_proba`, which averages the plug-in p(y | x, θ) over posterior draws.
-        """
-        self.check_fitted()
-        self._check_n_features(X)
-        return cf.posterior_predictive_proba(self.closed_form_, X)
-
-    def _set_point_attributes(self, means: xr.Dataset) -> None:
-        # λ as fitted: alpha, or the one the evidence chose (scikit-learn users expect a
-        # fitted attribute either way).
-        self.alpha_ = float(self.closed_form_.attrs["alpha"])
-        self.feature_count_ = self.closed_form_["feature_count"].values
-        with np.errstate(divide="ignore"):
-            self.feature_log_prob_ = np.log(means["feature_prob"].values)
-
-
-def _is_evidence(value) -> bool:
-    return isinstance(value, str) and value == EVIDENCE
-
-
 def _shape(data) -> tuple[int, ...] | None:
     """Shape of an array, DataFrame, sparse matrix or nested list; None where it has none."""
     try:
@@ -688,33 +609,3 @@ def _warn_column_vector(y) -> None:
             DataConversionWarning,
             stacklevel=3,
         )
-
-
-INFERENCE_PARAMS_DOC = """
-    inference : {"nuts", "conjugate"}, default "nuts"
-        "nuts": PyMC's NUTS on the model of :mod:`bayesgen.generative`. "conjugate": the
-        exact conjugate posterior, kept as its parameters (``posterior_``, a
-        :class:`bayesgen.posterior.ConjugatePosterior`: exact means, SDs and intervals); its
-        exact independent draws (``idata_``) are made on first use (fast; no compilation).
-    draws, tune : int, default 1000
-        Posterior draws and tuning steps per chain (``tune`` is ignored by "conjugate").
-    chains : int, default 2
-    cores : int, optional
-        Parallel chains for NUTS; default one per chain up to the number of CPUs.
-    random_seed : int, optional
-    nuts_sampler : str, default "pymc"
-        NUTS implementation ("pymc", "nutpie", "numpyro", "blackjax").
-    target_accept : float, default 0.9
-    compute_map : bool or "find_map", default True
-        Also compute the MAP point (stored as ``map_``): exactly from the closed form wherever
-        the prior is conjugate (nothing compiles, after NUTS too), with PyMC's ``find_MAP``
-        for a hyperprior on λ or GDA's ``cov_prior="lkj"`` (GDA on standardised features).
-        ``"find_map"`` runs ``find_MAP`` on the PyMC model in every case, so that
-        :func:`bayesgen.compare` sets the PyMC model's own mode against the closed form.
-        ``map_.attrs`` records the method and whether the optimiser converged.
-    prior_draws : int, default 500
-        Draws from the prior (the ``prior`` group, for prior-vs-posterior plots).
-    dtype : {"float64", "float32"}, default "float64"
-        Storage of the draws; "float32" halves memory for large vocabularies.
-    progressbar : bool, default False
-"""

@@ -12,9 +12,10 @@ from typing import ClassVar
 import numpy as np
 
 from bayesgen import closed_form as cf
-from bayesgen.classifier import INFERENCE_PARAMS_DOC, GenerativeClassifier, NaiveBayesClassifier
+from bayesgen.classifier import GenerativeClassifier
 from bayesgen.families import family
-from bayesgen.params import InstanceOf, Options, Real
+from bayesgen.naive_bayes_classifier import NaiveBayesClassifier
+from bayesgen.params import INFERENCE_PARAMS_DOC, InstanceOf, Options, Real
 
 
 class MultinomialNB(NaiveBayesClassifier):

@@ -192,3 +192,34 @@ INFERENCE_RULES = {
     "dtype": Options(("float64", "float32")),
     "progressbar": Bool(),
 }
+
+
+#: The numpydoc Parameters of every estimator's inference, appended to each class's docstring.
+INFERENCE_PARAMS_DOC = """
+    inference : {"nuts", "conjugate"}, default "nuts"
+        "nuts": PyMC's NUTS on the model of :mod:`bayesgen.generative`. "conjugate": the
+        exact conjugate posterior, kept as its parameters (``posterior_``, a
+        :class:`bayesgen.posterior.ConjugatePosterior`: exact means, SDs and intervals); its
+        exact independent draws (``idata_``) are made on first use (fast; no compilation).
+    draws, tune : int, default 1000
+        Posterior draws and tuning steps per chain (``tune`` is ignored by "conjugate").
+    chains : int, default 2
+    cores : int, optional
+        Parallel chains for NUTS; default one per chain up to the number of CPUs.
+    random_seed : int, optional
+    nuts_sampler : str, default "pymc"
+        NUTS implementation ("pymc", "nutpie", "numpyro", "blackjax").
+    target_accept : float, default 0.9
+    compute_map : bool or "find_map", default True
+        Also compute the MAP point (stored as ``map_``): exactly from the closed form wherever
+        the prior is conjugate (nothing compiles, after NUTS too), with PyMC's ``find_MAP``
+        for a hyperprior on λ or GDA's ``cov_prior="lkj"`` (GDA on standardised features).
+        ``"find_map"`` runs ``find_MAP`` on the PyMC model in every case, so that
+        :func:`bayesgen.compare` sets the PyMC model's own mode against the closed form.
+        ``map_.attrs`` records the method and whether the optimiser converged.
+    prior_draws : int, default 500
+        Draws from the prior (the ``prior`` group, for prior-vs-posterior plots).
+    dtype : {"float64", "float32"}, default "float64"
+        Storage of the draws; "float32" halves memory for large vocabularies.
+    progressbar : bool, default False
+"""
