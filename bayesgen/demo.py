@@ -169,12 +169,13 @@ def _fit_compare_report_captured(job: Job, args: argparse.Namespace) -> tuple[st
 
 
 def default_workers() -> int:
-    """Worker processes of the demo: 2 where the machine has 2 cores or more and a second one
-    is idle (load average below cores − 1), else 1.
+    """Worker processes of the demo: 2 where the machine has 2 cores or more and about one of
+    them is idle (load average below cores − 0.5), else 1.
 
     On a busy machine a second worker only adds its start-up (each imports PyMC, ArviZ and
-    matplotlib): measured on 2 cores at load 4, 175 s with two workers against 145 s with one
-    (docs/performance.md, "Demo timings").
+    matplotlib): measured on 2 cores at load 4, 175 s with two workers against 145 s with one;
+    at load 1 (one core busy, as the one-minute average reads just after any single job such
+    as the install), 47 s against 81 s (docs/performance.md, "Demo timings").
     """
     cores = os.cpu_count() or 1
     if cores < 2:
@@ -183,7 +184,7 @@ def default_workers() -> int:
         busy = os.getloadavg()[0]
     except OSError:  # no load average on this system
         busy = 0.0
-    return 2 if busy < cores - 1 else 1
+    return 2 if busy < cores - 0.5 else 1
 
 
 def demo_jobs(args: argparse.Namespace) -> list[Job]:

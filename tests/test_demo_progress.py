@@ -189,7 +189,8 @@ def test_workers_must_be_a_positive_integer(capsys):
 
 
 @pytest.mark.parametrize(
-    ("cores", "load", "workers"), [(2, 0.3, 2), (2, 1.0, 1), (2, 4.0, 1), (1, 0.0, 1), (8, 3.0, 2)]
+    ("cores", "load", "workers"),
+    [(2, 0.3, 2), (2, 1.0, 2), (2, 1.6, 1), (2, 4.0, 1), (1, 0.0, 1), (8, 3.0, 2)],
 )
 def test_a_second_worker_only_where_a_second_core_is_idle(monkeypatch, cores, load, workers):
     monkeypatch.setattr(demo.os, "cpu_count", lambda: cores)
