@@ -254,7 +254,7 @@ class GenerativeClassifier(GenerativeWorkflow, ClassifierMixin, BaseEstimator):
         posterior : bayesgen.posterior.ConjugatePosterior, optional
             The exact conjugate posterior (``posterior_``) of a conjugate fit.
         """
-        from bayesgen.posterior import ConjugatePosterior, LazyIdata
+        from bayesgen.posterior import ConjugatePosterior, Lazy
 
         if posterior is not None and not isinstance(posterior, ConjugatePosterior):
             raise TypeError(
@@ -268,7 +268,7 @@ class GenerativeClassifier(GenerativeWorkflow, ClassifierMixin, BaseEstimator):
         self.__dict__.pop("posterior_", None)
         if posterior is not None:
             self.posterior_ = posterior
-        self.idata_ = LazyIdata(posterior) if idata is None else idata
+        self.idata_ = Lazy(posterior.idata) if idata is None else idata
         self.map_ = map_point
         self._set_fitted_attributes()
         return self
@@ -282,41 +282,42 @@ class GenerativeClassifier(GenerativeWorkflow, ClassifierMixin, BaseEstimator):
         (``chains`` x ``draws`` of every parameter, ``prior_draws`` prior draws, the training
         rows and their pointwise log-likelihood), kept from then on.
         """
-        from bayesgen.posterior import LazyIdata
-
-        # "idata_" in the instance's dict: an estimator pickled before idata_ was a property.
-        held = self.__dict__.get("_idata", self.__dict__.get("idata_"))
-        if held is None:
-            raise AttributeError(f"{type(self).__name__!r} object has no attribute 'idata_'")
-        return held.tree() if isinstance(held, LazyIdata) else held
+        return self._held("idata_")
 
     @idata_.setter
     def idata_(self, value) -> None:
         self.__dict__["_idata"] = value
 
+    @idata_.deleter
+    def idata_(self) -> None:
+        self.__dict__.pop("_idata", None)
+
     @property
     def map_(self) -> xr.Dataset | None:
         """The MAP point (``compute_map``), or None; a conjugate fit computes it on first
         access (its exact mode)."""
-        from bayesgen.posterior import LazyMap
-
-        if "_map" not in self.__dict__ and "map_" not in self.__dict__:
-            raise AttributeError(f"{type(self).__name__!r} object has no attribute 'map_'")
-        # "map_" in the instance's dict: an estimator pickled before map_ was a property.
-        held = self.__dict__.get("_map", self.__dict__.get("map_"))
-        return held.point() if isinstance(held, LazyMap) else held
+        return self._held("map_")
 
     @map_.setter
     def map_(self, value) -> None:
         self.__dict__["_map"] = value
 
-    @idata_.deleter
-    def idata_(self) -> None:
-        self.__dict__.pop("_idata", None)
+    def _held(self, name: str):
+        """What the fit stored for the attribute ``name`` (``idata_`` or ``map_``) under
+        ``_idata`` / ``_map``, a :class:`~bayesgen.posterior.Lazy` one made now."""
+        from bayesgen.posterior import Lazy
+
+        key = "_" + name.removesuffix("_")
+        # ``name`` itself in the instance's dict: an estimator pickled before it was a property.
+        if key not in self.__dict__ and name not in self.__dict__:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        held = self.__dict__.get(key, self.__dict__.get(name))
+        return held.value() if isinstance(held, Lazy) else held
 
     def _set_conjugate(self, stats: xr.Dataset, observed: xr.Dataset | None):
         """Hold the exact conjugate posterior of ``stats``; ``idata_`` is drawn on first use."""
-        from bayesgen.posterior import ConjugatePosterior, LazyMap
+        from bayesgen import inference
+        from bayesgen.posterior import ConjugatePosterior, Lazy
 
         posterior = ConjugatePosterior(
             stats,
@@ -327,10 +328,12 @@ class GenerativeClassifier(GenerativeWorkflow, ClassifierMixin, BaseEstimator):
             dtype=self.dtype,
             observed=observed,
         )
-        if self.compute_map is True:  # the exact mode, computed when first asked for
-            map_point = LazyMap(stats)
-        else:
-            map_point = self._find_map(stats) if self.compute_map else None
+        if not self.compute_map:
+            map_point = None
+        elif isinstance(self.compute_map, str):  # "find_map": PyMC's optimiser, now
+            map_point = self._find_map(stats)
+        else:  # the exact mode, computed when first asked for
+            map_point = Lazy(inference.conjugate_map, stats)
         return self.set_posterior(stats, None, map_point, posterior=posterior)
 
     def _observed_group(self, stats: xr.Dataset, X, y, sample_weight) -> xr.Dataset:

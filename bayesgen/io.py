@@ -375,10 +375,10 @@ def _conjugate_groups(estimator, exact) -> xr.DataTree:
     50,000-word model would be 16 GB. Draws that were made are kept as they are, with any
     group added to them (``posterior_predictive``) or any change made to them.
     """
-    from bayesgen.posterior import LazyIdata
+    from bayesgen.posterior import Lazy
 
     held = estimator.__dict__.get("_idata")
-    drawn = held.drawn if isinstance(held, LazyIdata) else held
+    drawn = held.made if isinstance(held, Lazy) else held
     if drawn is not None:
         return drawn.copy()
     tree = xr.DataTree()

@@ -409,41 +409,29 @@ class ConjugatePosterior:
         return labels
 
 
-class LazyMap:
-    """An estimator's ``map_`` until first use: the exact mode of a conjugate posterior
-    (:func:`bayesgen.inference.conjugate_map`), a pass over every cell that a fit need not
-    pay for when nobody asks (22 ms at 20 x 50,000 words). Kept once computed."""
+class Lazy:
+    """A value made by ``make(*args)`` on first use, then kept: a conjugate fit's ``idata_``
+    (:meth:`ConjugatePosterior.idata`, gigabytes for a large vocabulary) and ``map_``
+    (:func:`bayesgen.inference.conjugate_map`, a pass over every cell) until someone asks.
 
-    def __init__(self, estimates: xr.Dataset):
-        self._estimates = estimates
-        self._point: xr.Dataset | None = None
+    An object of its own, so that making the value changes what it holds, not the estimator's
+    ``__dict__`` (scikit-learn checks that predicting leaves that unchanged).
+    """
 
-    def point(self) -> xr.Dataset:
-        if self._point is None:
-            from bayesgen.inference import conjugate_map
+    def __init__(self, make, *args):
+        self._make, self._args = make, args
+        self._value = None
 
-            self._point = conjugate_map(self._estimates)
-        return self._point
-
-
-class LazyIdata:
-    """An estimator's ``idata_`` until first use (:meth:`ConjugatePosterior.idata`, then
-    kept). An object of its own, so that drawing it changes what it holds, not the
-    estimator's ``__dict__`` (scikit-learn checks that predicting leaves that unchanged)."""
-
-    def __init__(self, posterior: ConjugatePosterior):
-        self._posterior = posterior
-        self._tree: xr.DataTree | None = None
-
-    def tree(self) -> xr.DataTree:
-        if self._tree is None:
-            self._tree = self._posterior.idata()
-        return self._tree
+    def value(self):
+        if self._value is None:
+            self._value = self._make(*self._args)
+            self._make, self._args = None, ()  # what made it is no longer needed
+        return self._value
 
     @property
-    def drawn(self) -> xr.DataTree | None:
-        """The tree if it has been drawn (and perhaps added to), else None."""
-        return self._tree
+    def made(self):
+        """The value if it has been made (and perhaps changed since), else None."""
+        return self._value
 
 
 def _softmax(joint: np.ndarray) -> np.ndarray:

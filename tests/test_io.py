@@ -122,7 +122,7 @@ def test_conjugate_file_without_draws_loads_the_same_draws_lazily(tmp_path):
     assert {"closed_form", "observed_data"} <= set(tree.children)
     tree.close()
     loaded = bayesgen.load(tmp_path / "lazy.nc")
-    assert loaded.__dict__["_idata"].drawn is None
+    assert loaded.__dict__["_idata"].made is None
     for group in ("posterior", "prior", "log_likelihood"):
         expected = est.idata_[group].to_dataset()
         xr.testing.assert_identical(loaded.idata_[group].to_dataset(), expected)

@@ -207,10 +207,10 @@ def test_draws_refuse_more_than_the_memory_bound():
 def test_fit_holds_no_draws_until_idata_is_read():
     est = MultinomialNB(**FAST).fit(*counts_data())
     assert isinstance(est.posterior_, ConjugatePosterior)
-    assert est.__dict__["_idata"]._tree is None
+    assert est.__dict__["_idata"].made is None
     check_is_fitted(est)
     est.predict(counts_data()[0])  # the aggregated draws: still nothing materialised
-    assert est.__dict__["_idata"]._tree is None
+    assert est.__dict__["_idata"].made is None
 
 
 @pytest.mark.parametrize("model", [MultinomialNB, GaussianDiscriminantAnalysis])
@@ -270,7 +270,7 @@ def test_exact_compare_agrees_and_fails_for_another_prior():
     result = compare(est, exact=True)
     assert result.ok
     assert (result.table["mcse"] == 0).all() and np.isinf(result.table["ess_bulk"]).all()
-    assert est.__dict__["_idata"]._tree is None  # nothing drawn
+    assert est.__dict__["_idata"].made is None  # nothing drawn
     wrong = compare(est, exact=True, alpha=2.0)
     assert not wrong.table.loc[wrong.table["variable"] == "feature_prob", "agrees"].any()
 
