@@ -416,20 +416,27 @@ class GenerativeClassifier(GenerativeWorkflow, ClassifierMixin, BaseEstimator):
         optimiser tolerance. ``find_MAP`` runs where no closed-form mode exists: a hyperprior
         on λ (the joint mode of λ, π and θ) or GDA's LKJ covariance prior.
         """
-        from bayesgen import hyperprior, inference
+        from bayesgen import inference
 
-        if self.compute_map == "find_map":  # the PyMC model's own mode, to check it
+        if self._map_by_optimiser():
             return self._optimise_map(stats)
-        conjugate = self.inference == "conjugate"
-        if not conjugate and not hyperprior.has_alpha_prior(stats):
-            try:
-                self._check_conjugate()  # raises for a prior without a conjugate posterior
-                conjugate = True
-            except ValueError:
-                conjugate = False
-        if conjugate:
-            return inference.conjugate_map(stats)  # a closed form: nothing to compile
-        return self._optimise_map(stats)
+        return inference.conjugate_map(stats)  # a closed form: nothing to compile
+
+    def _map_by_optimiser(self) -> bool:
+        """Whether the MAP comes from PyMC's ``find_MAP`` (a graph to compile) rather than the
+        closed form: asked for (``compute_map="find_map"``), or a NUTS fit whose prior has no
+        closed-form mode (a hyperprior on λ, GDA's LKJ prior)."""
+        if isinstance(self.compute_map, str):  # "find_map": the PyMC model's own mode
+            return True
+        if self.inference == "conjugate":
+            return False
+        if getattr(self, "alpha_prior", None) is not None:  # the joint mode of λ, π and θ
+            return True
+        try:
+            self._check_conjugate()  # raises for a prior without a conjugate posterior
+        except ValueError:
+            return True
+        return False
 
     def _optimise_map(self, stats: xr.Dataset) -> xr.Dataset:
         from bayesgen import inference

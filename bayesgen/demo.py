@@ -304,13 +304,9 @@ def fit_compare_report(job: Job, args: argparse.Namespace) -> dict:
 
 
 def _optimises_map(estimator) -> bool:
-    """Whether a NUTS fit of ``estimator`` compiles a find_MAP graph too (see the estimators'
-    ``compute_map``): only for a prior without a closed-form mode."""
-    no_closed_form = (
-        getattr(estimator, "alpha_prior", None) is not None
-        or getattr(estimator, "cov_prior", "conjugate") != "conjugate"
-    )
-    return bool(estimator.compute_map) and no_closed_form
+    """Whether a NUTS fit of ``estimator`` compiles a find_MAP graph too (the estimator's own
+    rule, see its ``compute_map``)."""
+    return bool(estimator.compute_map) and estimator._map_by_optimiser()
 
 
 def _report(job: Job, args, estimator, comparison, model_path: Path, seconds, accuracy) -> dict:

@@ -115,6 +115,9 @@ class _CompilingEstimator:
         self.events.append("fit (compiles)")
         raise _Recorded
 
+    def _map_by_optimiser(self) -> bool:
+        return False  # a conjugate prior: the exact mode, no MAP graph
+
 
 class _EventStream(io.StringIO):
     def __init__(self, events: list[str]):
