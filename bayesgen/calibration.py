@@ -464,6 +464,9 @@ def _frozen_hyperparameters(estimator) -> dict:
     for name in ("alpha", "class_alpha"):
         if isinstance(params.get(name), str) and name in fitted.attrs:
             frozen[name] = float(fitted.attrs[name])
+    # prior_mean="pooled" takes m from each data set: SBC checks the posterior at the m fitted.
+    if isinstance(params.get("prior_mean"), str) and "prior_weight" in fitted:
+        frozen["prior_mean"] = np.asarray(estimator.prior_mean_).copy()
     if "n_categories" in params and "n_categories" in fitted:
         frozen["n_categories"] = fitted["n_categories"].values.copy()
     if "prior" in params and "prior_mean" in fitted:

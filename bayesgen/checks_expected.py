@@ -199,10 +199,12 @@ def simplex_block(
     expected_map: np.ndarray,
     status: np.ndarray,
     beta: bool = False,
+    shared_mean: bool = False,
 ) -> Expected:
     """The :class:`Expected` of a variable with a Dirichlet(n + α) posterior (with ``beta``, a
     Beta(n + α, N − n + α) one): identities, prior and reasons follow from ``alpha`` and the
-    mode ``status`` of :func:`simplex_mode`.
+    mode ``status`` of :func:`simplex_mode`. ``shared_mean``: the prior is Dirichlet(λ O m)
+    (Beta(2λ m, 2λ (1 − m))) of a shared mean m, λ = ``alpha``, not the symmetric one.
 
     Examples
     --------
@@ -235,12 +237,26 @@ def simplex_block(
             status_reasons(status, NO_MODE_BETA if beta else NO_MODE),
         ),
         hide_map=status >= NO_MODE_HERE,
-        prior=f"Beta({alpha:g}, {alpha:g})" if beta else f"Dirichlet({alpha:g})",
+        prior=_simplex_prior(alpha, beta=beta, shared_mean=shared_mean),
         mean_identity=mean_identity(prior_family),
         sd_identity=sd_identity(prior_family),
-        map_identity=map_identity(prior_family, alpha),
+        map_identity=(
+            f"MAP under {_simplex_prior(alpha, beta=beta, shared_mean=True)} = "
+            "(n + λ O m − 1) / (N + Σ (λ O m − 1))"
+            if shared_mean
+            else map_identity(prior_family, alpha)
+        ),
         unbounded=is_unbounded(status),
     )
+
+
+def _simplex_prior(alpha: float, *, beta: bool, shared_mean: bool) -> str:
+    """The prior of a Dirichlet/Beta block, as the comparison table names it."""
+    if shared_mean:
+        return (
+            f"Beta(2λ m, 2λ (1 − m)), λ = {alpha:g}" if beta else f"Dirichlet(λ O m), λ = {alpha:g}"
+        )
+    return f"Beta({alpha:g}, {alpha:g})" if beta else f"Dirichlet({alpha:g})"
 
 
 #: The status of an outcome's mode, as :func:`simplex_mode` returns it.

@@ -181,10 +181,13 @@ def class_means_and_scatter(
 # Estimates from counts.
 
 
-def add_lambda(counts, totals, alpha: float, n_outcomes) -> np.ndarray:
+def add_lambda(counts, totals, alpha: float, n_outcomes, weight=1.0) -> np.ndarray:
     """Add-λ (Laplace for λ = 1, Lidstone otherwise) estimate (count + λ) / (total + K λ).
 
     With ``alpha=0`` this is the maximum-likelihood estimate; 0/0 (an empty total) gives NaN.
+    ``weight`` w (broadcastable to the counts, summing to K over each simplex) gives the
+    posterior mean (count + λ w) / (total + K λ) of a Dirichlet(λ w) prior, whose mean is
+    w / K (:meth:`bayesgen.families.naive_bayes.NaiveBayesFamily.prior_weights`).
 
     Examples
     --------
@@ -199,7 +202,7 @@ def add_lambda(counts, totals, alpha: float, n_outcomes) -> np.ndarray:
     counts = np.asarray(counts, dtype=np.float64)
     denominator = np.asarray(totals, dtype=np.float64) + np.asarray(n_outcomes) * alpha
     with np.errstate(invalid="ignore", divide="ignore"):
-        return (counts + alpha) / denominator
+        return (counts + alpha * np.asarray(weight, dtype=np.float64)) / denominator
 
 
 def dirichlet_mode(counts, alpha, *, axis: int = -1, allow_boundary: bool = False) -> np.ndarray:
@@ -258,7 +261,7 @@ def dirichlet_mode(counts, alpha, *, axis: int = -1, allow_boundary: bool = Fals
 
 
 def multinomial_nb(
-    X, y, *, alpha: float = 1.0, class_alpha: float = 1.0, feature_names=None
+    X, y, *, alpha: float = 1.0, class_alpha: float = 1.0, prior_mean="uniform", feature_names=None
 ) -> xr.Dataset:
     """Closed-form multinomial (bag-of-words) naive Bayes.
 
@@ -271,6 +274,10 @@ def multinomial_nb(
         Smoothing λ ≥ 0 for the word probabilities (the Dirichlet(λ) prior).
     class_alpha : float, default 1.0
         Smoothing for the class prior (the Dirichlet prior's concentration); 0 gives N_k / N.
+    prior_mean : "uniform", "pooled" or array-like, default "uniform"
+        The prior mean m of the word probabilities, Dirichlet(λ V m): uniform (add-λ), the
+        class-pooled add-½ word frequencies, or given (see :class:`bayesgen.MultinomialNB`);
+        ``feature_prob`` is then (count + λ V m) / (total + V λ).
     feature_names : sequence of str, optional
         Names of the columns of X (e.g. a vectorizer's vocabulary); default DataFrame column
         names or ``x0, x1, ...``.
@@ -293,7 +300,13 @@ def multinomial_nb(
     0.6
     """
     return _fit(
-        "multinomial_nb", X, y, alpha=alpha, class_alpha=class_alpha, feature_names=feature_names
+        "multinomial_nb",
+        X,
+        y,
+        alpha=alpha,
+        class_alpha=class_alpha,
+        prior_mean=prior_mean,
+        feature_names=feature_names,
     )
 
 
@@ -303,6 +316,7 @@ def bernoulli_nb(
     *,
     alpha: float = 1.0,
     class_alpha: float = 1.0,
+    prior_mean="uniform",
     binarize: float | None = None,
     feature_names=None,
 ) -> xr.Dataset:
@@ -318,6 +332,9 @@ def bernoulli_nb(
     y : array-like of shape (n_samples,)
     alpha, class_alpha : float
         As for :func:`multinomial_nb`.
+    prior_mean : "uniform", "pooled" or array-like, default "uniform"
+        The prior mean m_j of P(x_j = 1 | y = k), Beta(2λ m_j, 2λ (1 − m_j)); see
+        :func:`multinomial_nb`.
     binarize : float or None, default None
         Threshold: values above it count as 1. ``None`` requires X to be 0/1 already.
     feature_names : sequence of str, optional
@@ -338,13 +355,21 @@ def bernoulli_nb(
         y,
         alpha=alpha,
         class_alpha=class_alpha,
+        prior_mean=prior_mean,
         binarize=binarize,
         feature_names=feature_names,
     )
 
 
 def categorical_nb(
-    X, y, *, alpha: float = 1.0, class_alpha: float = 1.0, n_categories=None, feature_names=None
+    X,
+    y,
+    *,
+    alpha: float = 1.0,
+    class_alpha: float = 1.0,
+    prior_mean="uniform",
+    n_categories=None,
+    feature_names=None,
 ) -> xr.Dataset:
     """Closed-form categorical naive Bayes: feature n takes one of K_n categories.
 
@@ -360,6 +385,9 @@ def categorical_nb(
     y : array-like of shape (n_samples,)
     alpha, class_alpha : float
         As for :func:`multinomial_nb`.
+    prior_mean : "uniform", "pooled" or array-like, default "uniform"
+        The prior mean of each feature's category probabilities, Dirichlet(λ K_n m_n); an
+        array has shape (n_features, max K_n), 0 in the padding. See :func:`multinomial_nb`.
     n_categories : int or array-like of int, optional
         K_n per feature; by default ``max(X[:, n]) + 1`` (scikit-learn's rule). At prediction
         a code ≥ K_n raises a ValueError naming the feature and the code (scikit-learn's
@@ -385,6 +413,7 @@ def categorical_nb(
         y,
         alpha=alpha,
         class_alpha=class_alpha,
+        prior_mean=prior_mean,
         n_categories=n_categories,
         feature_names=feature_names,
     )
@@ -511,8 +540,11 @@ def qda(
 # Prediction. Every function takes parameter arrays with optional leading (draw) dimensions.
 
 
-def log_prob_terms(count, total, alpha: float, n_outcomes) -> tuple[np.ndarray, np.ndarray]:
-    """log of (count + λ) / (total + Kλ) as ``order · log λ + finite``.
+def log_prob_terms(
+    count, total, alpha: float, n_outcomes, weight=1.0
+) -> tuple[np.ndarray, np.ndarray]:
+    """log of (count + λ w) / (total + Kλ) as ``order · log λ + finite`` (``weight`` w as in
+    :func:`add_lambda`; it does not matter at λ = 0).
 
     For λ > 0 the order is 0. For λ = 0 an event with a zero count has probability 0, and its
     log is split so that predictions are the limit λ → 0⁺ of add-λ: a class that needs fewer
@@ -535,7 +567,7 @@ def log_prob_terms(count, total, alpha: float, n_outcomes) -> tuple[np.ndarray, 
     count = np.asarray(count, dtype=np.float64)
     total = np.broadcast_to(np.asarray(total, dtype=np.float64), count.shape)
     if alpha > 0:
-        return np.zeros_like(count), np.log(add_lambda(count, total, alpha, n_outcomes))
+        return np.zeros_like(count), np.log(add_lambda(count, total, alpha, n_outcomes, weight))
     order = ((count == 0) & (total > 0)).astype(np.float64)
     with np.errstate(divide="ignore", invalid="ignore"):
         finite = np.where(

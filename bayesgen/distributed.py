@@ -44,7 +44,7 @@ SPLIT_EVERY = 8
 
 #: The closed-form functions' keywords that belong to the prior (``from_statistics``); the
 #: rest go to ``sufficient_statistics``.
-_PRIOR_OPTIONS = ("alpha", "class_alpha", "prior")
+_PRIOR_OPTIONS = ("alpha", "class_alpha", "prior", "prior_mean")
 
 
 def is_dask_collection(value) -> bool:
@@ -179,7 +179,8 @@ def sufficient_statistics(
 def fit(family, X, y, **options) -> xr.Dataset:
     """A closed-form fit (:mod:`bayesgen.closed_form`) of Dask X and y: the statistics by
     :func:`sufficient_statistics`, then the family's ``from_statistics`` at the prior's
-    options (``alpha``, ``class_alpha``, ``prior``); the rest go to the statistics.
+    options (``alpha``, ``class_alpha``, ``prior``, ``prior_mean``); the rest go to the
+    statistics.
 
     Examples
     --------

@@ -39,7 +39,16 @@ class MultinomialNB(NaiveBayesClassifier):
         A Gamma(shape, rate) hyperprior on λ (rate an inverse scale): λ is then learned with
         θ, and ``alpha`` must stay at its default. ``inference="conjugate"`` samples λ exactly
         from its collapsed posterior p(λ | D) by quadrature, then θ | λ; NUTS samples both.
-        The posterior gets the variable ``alpha``; see :mod:`bayesgen.hyperprior`."""
+        The posterior gets the variable ``alpha``; see :mod:`bayesgen.hyperprior`.
+    prior_mean : "uniform", "pooled" or array-like, default "uniform"
+        The prior mean m of each class's word distribution: θ_k ~ Dirichlet(λ V m).
+        "uniform" (m = 1/V) is add-λ. "pooled" takes the add-½ word frequencies of the
+        training set, summed over the classes (the hierarchical Dirichlet of MacKay & Peto,
+        1995): a word rare in every class stays rare in a class that has not shown it, and
+        with ``alpha="evidence"`` this is far better calibrated on Zipf-distributed text
+        (see docs/performance.md, "Learned smoothing"); the evidence compares the two priors
+        (:func:`bayesgen.closed_form.log_evidence`). An array of shape (n_features,) gives m.
+        ``prior_mean_`` holds the m of the fit."""
         + INFERENCE_PARAMS_DOC
         + """
     Attributes
@@ -58,6 +67,8 @@ class MultinomialNB(NaiveBayesClassifier):
         :func:`bayesgen.closed_form.multinomial_nb` for the same data and priors.
     alpha_, class_alpha_ : float
         λ and a of the fit: ``alpha`` and ``class_alpha``, or the values the evidence chose.
+    prior_mean_ : ndarray
+        The prior mean of ``feature_prob`` (without the class axis) of the fit.
     class_count_, feature_count_ : ndarray
     class_log_prior_, feature_log_prob_ : ndarray
         Logs of the posterior means.
@@ -85,6 +96,7 @@ class MultinomialNB(NaiveBayesClassifier):
         class_alpha=1.0,
         *,
         alpha_prior=None,
+        prior_mean="uniform",
         inference="nuts",
         draws=1000,
         tune=1000,
@@ -101,6 +113,7 @@ class MultinomialNB(NaiveBayesClassifier):
         self.alpha = alpha
         self.class_alpha = class_alpha
         self.alpha_prior = alpha_prior
+        self.prior_mean = prior_mean
         self.inference = inference
         self.draws = draws
         self.tune = tune
@@ -133,6 +146,11 @@ class BernoulliNB(NaiveBayesClassifier):
         θ, and ``alpha`` must stay at its default. ``inference="conjugate"`` samples λ exactly
         from its collapsed posterior p(λ | D) by quadrature, then θ | λ; NUTS samples both.
         The posterior gets the variable ``alpha``; see :mod:`bayesgen.hyperprior`.
+    prior_mean : "uniform", "pooled" or array-like, default "uniform"
+        The prior mean m_j of each feature's probability: φ_jk ~ Beta(2λ m_j, 2λ (1 − m_j)).
+        "uniform" (m = ½) is Beta(λ, λ); "pooled" takes the add-½ share of all training rows
+        that have feature j; an array of shape (n_features,) in (0, 1) gives m. See
+        :class:`MultinomialNB`.
     binarize : float or None, default None
         Threshold mapping X to 0/1; None requires 0/1 input."""
         + INFERENCE_PARAMS_DOC
@@ -167,6 +185,7 @@ class BernoulliNB(NaiveBayesClassifier):
         class_alpha=1.0,
         *,
         alpha_prior=None,
+        prior_mean="uniform",
         binarize=None,
         inference="nuts",
         draws=1000,
@@ -184,6 +203,7 @@ class BernoulliNB(NaiveBayesClassifier):
         self.alpha = alpha
         self.class_alpha = class_alpha
         self.alpha_prior = alpha_prior
+        self.prior_mean = prior_mean
         self.binarize = binarize
         self.inference = inference
         self.draws = draws
@@ -220,6 +240,11 @@ class CategoricalNB(NaiveBayesClassifier):
         θ, and ``alpha`` must stay at its default. ``inference="conjugate"`` samples λ exactly
         from its collapsed posterior p(λ | D) by quadrature, then θ | λ; NUTS samples both.
         The posterior gets the variable ``alpha``; see :mod:`bayesgen.hyperprior`.
+    prior_mean : "uniform", "pooled" or array-like, default "uniform"
+        The prior mean of each feature's category probabilities: Dirichlet(λ K_n m_n).
+        "uniform" is add-λ; "pooled" takes the add-½ category frequencies of all training
+        rows; an array of shape (n_features, max K_n) gives m (0 in the padding). See
+        :class:`MultinomialNB`.
     n_categories : int or array-like, optional
         K_n per feature; default max code + 1."""
         + INFERENCE_PARAMS_DOC
@@ -258,6 +283,7 @@ class CategoricalNB(NaiveBayesClassifier):
         class_alpha=1.0,
         *,
         alpha_prior=None,
+        prior_mean="uniform",
         n_categories=None,
         inference="nuts",
         draws=1000,
@@ -275,6 +301,7 @@ class CategoricalNB(NaiveBayesClassifier):
         self.alpha = alpha
         self.class_alpha = class_alpha
         self.alpha_prior = alpha_prior
+        self.prior_mean = prior_mean
         self.n_categories = n_categories
         self.inference = inference
         self.draws = draws

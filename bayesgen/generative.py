@@ -358,7 +358,14 @@ class StandardisedSimplex(ChainedTransform):
 
 
 def gamma_poisson_rates(
-    prefix: str, counts: np.ndarray, alpha: float, *, dims, groups=None, random_alpha=None
+    prefix: str,
+    counts: np.ndarray,
+    alpha: float,
+    *,
+    dims,
+    groups=None,
+    random_alpha=None,
+    weight=None,
 ):
     """Rates g ~ Gamma(λ, β) with the counts observed as ``{prefix}_count`` ~ Poisson(g).
 
@@ -378,8 +385,11 @@ def gamma_poisson_rates(
     rates. With ``random_alpha`` (λ a random variable, under the hyperprior of
     :mod:`bayesgen.hyperprior`) that variable is the concentration instead of the data
     ``alpha``, and ``alpha`` only sets the start; see :func:`total_correction` for the term
-    that keeps p(λ | D) exact. NUTS samples the rates through :class:`StandardisedLog`,
-    standardised by their posterior Gamma(λ + n, β + 1) (with a random λ, at the start λ),
+    that keeps p(λ | D) exact. ``weight`` w (a shared-mean prior, summing to V over each
+    simplex) makes the shapes λ w, the data ``{prefix}_prior_weight``: the rates stay
+    Gamma of one rate per simplex, so θ is Dirichlet(λ w + n), and β is unchanged. NUTS
+    samples the rates through :class:`StandardisedLog`, standardised by their posterior
+    Gamma(λ + n, β + 1) (with a random λ, at the start λ),
     whose constants are the ``pm.Data`` ``{prefix}_rate_standardisation`` (a ``pm.set_data``
     of the counts should set them too, from a model built on the new statistics; stale ones
     cost only tuning time, the posterior stays exact). It starts at their posterior mean
@@ -393,6 +403,11 @@ def gamma_poisson_rates(
     whole = whole_counts(counts)
     data = pm.Data(f"{prefix}_count_data", counts if whole is None else whole, dims=dims)
     concentration = pm.Data("alpha", alpha) if random_alpha is None else random_alpha
+    shape, start_shape = concentration, alpha
+    if weight is not None:
+        weight = np.broadcast_to(np.asarray(weight, dtype=np.float64), counts.shape[-1:])
+        shape = concentration * pm.Data(f"{prefix}_prior_weight", weight)
+        start_shape = alpha * weight
     if groups is None:
         size = counts.shape[-1]
         total = np.maximum(counts.sum(axis=-1, keepdims=True), 1.0)
@@ -411,18 +426,18 @@ def gamma_poisson_rates(
         if groups is None:
             per_simplex = per_simplex[..., 0]
         total_correction(prefix, raw_total, size * concentration, per_simplex)
-    start = (counts + alpha) / (prior_rate + 1.0)
+    start = (counts + start_shape) / (prior_rate + 1.0)
     # Standardised at the posterior Gamma(λ + n, β + 1) of a fixed λ; under a hyperprior at
     # the start λ (a transform may not depend on a random variable). Data, not graph
     # expressions of the counts: the gradient pays nothing for them.
     constants = standardisation_data(
         f"{prefix}_rate",
-        log_gamma_standardisation(counts + alpha, prior_rate + 1.0),
+        log_gamma_standardisation(counts + start_shape, prior_rate + 1.0),
         dims=dims,
     )
     rate = pm.Gamma(
         f"{prefix}_rate",
-        alpha=concentration,
+        alpha=shape,
         beta=graph_rate,
         dims=dims,
         shape=constants.shape[1:],  # see standardisation_data

@@ -2,8 +2,9 @@
 
 Their smoothing λ (``alpha``) and class prior (``class_alpha``) are numbers, or "evidence"
 (chosen by maximising the evidence, :mod:`bayesgen.smoothing`), or λ has a Gamma hyperprior
-(``alpha_prior``, :mod:`bayesgen.hyperprior`); and their parameters integrate out exactly, so
-they also offer the exact posterior predictive.
+(``alpha_prior``, :mod:`bayesgen.hyperprior`); the prior mean of ``feature_prob``
+(``prior_mean``) is uniform (add-λ), pooled over the classes, or given; and their parameters
+integrate out exactly, so they also offer the exact posterior predictive.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import xarray as xr
 from bayesgen import closed_form as cf
 from bayesgen.classifier import GenerativeClassifier
 from bayesgen.hyperprior import GammaHyperprior
-from bayesgen.params import EVIDENCE, SMOOTHING, is_real
+from bayesgen.params import EVIDENCE, PRIOR_MEAN, SMOOTHING, is_real
 
 
 class NaiveBayesClassifier(GenerativeClassifier):
@@ -24,6 +25,7 @@ class NaiveBayesClassifier(GenerativeClassifier):
         "alpha": SMOOTHING,
         "class_alpha": SMOOTHING,
         "alpha_prior": GammaHyperprior(),
+        "prior_mean": PRIOR_MEAN,
     }
 
     def _validate_params(self) -> None:
@@ -49,12 +51,16 @@ class NaiveBayesClassifier(GenerativeClassifier):
             provisional = {
                 name: 1.0 if name in evidence else value for name, value in chosen.items()
             }
-            stats = self._family.from_statistics(statistics, **provisional)
+            stats = self._family.from_statistics(
+                statistics, prior_mean=self.prior_mean, **provisional
+            )
             if "alpha" in evidence:
                 chosen["alpha"] = smoothing.evidence_alpha(stats)
             if "class_alpha" in evidence:
                 chosen["class_alpha"] = smoothing.evidence_class_alpha(stats)
-        return self._with_alpha_prior(self._family.from_statistics(statistics, **chosen))
+        return self._with_alpha_prior(
+            self._family.from_statistics(statistics, prior_mean=self.prior_mean, **chosen)
+        )
 
     def _with_alpha_prior(self, stats: xr.Dataset) -> xr.Dataset:
         """The closed form under the Gamma hyperprior ``alpha_prior`` on λ, where one is given
@@ -88,6 +94,7 @@ class NaiveBayesClassifier(GenerativeClassifier):
         # λ as fitted: alpha, or the one the evidence chose (scikit-learn users expect a
         # fitted attribute either way).
         self.alpha_ = float(self.closed_form_.attrs["alpha"])
+        self.prior_mean_ = self._family.prior_mean(self.closed_form_)
         self.feature_count_ = self.closed_form_["feature_count"].values
         with np.errstate(divide="ignore"):
             self.feature_log_prob_ = np.log(means["feature_prob"].values)

@@ -163,6 +163,24 @@ class RealOrOption:
         return self.number.error(value)
 
 
+@dataclass(frozen=True)
+class OptionOrArray:
+    """One of the strings ``options``, or an array-like checked against the data at fit (the
+    naive Bayes ``prior_mean``: "uniform", "pooled" or the prior means themselves)."""
+
+    options: tuple[str, ...]
+    description: str
+
+    @property
+    def expected(self) -> str:
+        return " or ".join([*(repr(option) for option in self.options), self.description])
+
+    def error(self, value) -> type[Exception] | None:
+        if isinstance(value, str):
+            return None if value in self.options else ValueError
+        return None if isinstance(value, np.ndarray | list | tuple) else TypeError
+
+
 PROPER_PRIOR_HINT = (
     "The Bayesian model needs a proper prior; for the maximum-likelihood estimate ({name}=0) "
     "use bayesgen.closed_form.{model}(X, y, {name}=0)."
@@ -172,6 +190,8 @@ PRIOR_CONCENTRATION = Real(low=0, hint=PROPER_PRIOR_HINT)
 #: by maximising the evidence (:mod:`bayesgen.smoothing`).
 EVIDENCE = "evidence"
 SMOOTHING = RealOrOption(PRIOR_CONCENTRATION, (EVIDENCE,))
+#: The naive Bayes ``prior_mean`` (:mod:`bayesgen.families.naive_bayes`).
+PRIOR_MEAN = OptionOrArray(("uniform", "pooled"), "an array of prior means of feature_prob")
 #: Parameters of every estimator; each class adds its own in ``_parameter_rules``. The two
 #: that are about the data, ``binarize`` and ``n_categories``, are checked with it
 #: (:mod:`bayesgen.data`, :mod:`bayesgen.closed_form`), for the closed forms as well.

@@ -10,6 +10,9 @@ this benchmark reports for the multinomial and the Bernoulli model:
 * ``bayesgen`` with ``alpha="evidence"``, ``inference="conjugate"``, ``draws`` exact posterior
   draws (one chain, no prior draws, no MAP): the log loss of ``predict_proba`` (the plug-in
   averaged over the draws) and of ``posterior_predictive_proba`` (exact), and the fit time;
+* the same with ``prior_mean="pooled"``: the prior Dirichlet(λ V m) whose mean m is the
+  training set's word frequencies (Beta(2λ m, 2λ (1 − m)) for the Bernoulli model), λ again
+  by the evidence; the log evidence of both priors says which the data support;
 * the evidence search alone, as a user of the closed forms pays it
   (``closed_form.multinomial_nb`` + ``smoothing.evidence_alpha``), with the log loss of the
   add-λ plug-in at that λ.
@@ -32,6 +35,7 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 from sklearn import naive_bayes as sk
+from sklearn.base import clone
 from sklearn.feature_extraction.text import CountVectorizer
 from sklearn.metrics import log_loss
 from sklearn.model_selection import GridSearchCV, train_test_split
@@ -123,7 +127,7 @@ def timed(function):
 def run(X, X_test, y, y_test, model: str, *, repeats: int, draws: int) -> dict:
     """Time the three ways to choose λ, interleaved; the log losses of the first repeat."""
     sk_class, bg_class, closed_form, options = MODELS[model]
-    times = {"grid": [], "fit": [], "search": []}
+    times = {"grid": [], "fit": [], "pooled_fit": [], "search": []}
     result = {}
     for repeat in range(repeats):
         search = GridSearchCV(sk_class(**options), {"alpha": GRID}, cv=5, scoring="neg_log_loss")
@@ -141,6 +145,9 @@ def run(X, X_test, y, y_test, model: str, *, repeats: int, draws: int) -> dict:
         )
         elapsed, _ = timed(lambda: est.fit(X, y))  # noqa: B023
         times["fit"].append(elapsed)
+        pooled = clone(est).set_params(prior_mean="pooled")
+        elapsed, _ = timed(lambda: pooled.fit(X, y))  # noqa: B023
+        times["pooled_fit"].append(elapsed)
         elapsed, alpha = timed(lambda: evidence_alpha(closed_form(X, y, **options)))
         times["search"].append(elapsed)
         if repeat == 0:
@@ -156,6 +163,15 @@ def run(X, X_test, y, y_test, model: str, *, repeats: int, draws: int) -> dict:
                 "plug_in_loss": log_loss(
                     y_test, cf.predict_proba(plug_in, X_test), labels=est.classes_
                 ),
+                "evidence": cf.log_evidence(est.closed_form_),
+                "pooled_alpha": pooled.alpha_,
+                "pooled_mean_loss": log_loss(
+                    y_test, pooled.predict_proba(X_test), labels=est.classes_
+                ),
+                "pooled_exact_loss": log_loss(
+                    y_test, pooled.posterior_predictive_proba(X_test), labels=est.classes_
+                ),
+                "pooled_evidence": cf.log_evidence(pooled.closed_form_),
             }
     return result | {name: statistics.median(values) for name, values in times.items()}
 
@@ -163,25 +179,33 @@ def run(X, X_test, y, y_test, model: str, *, repeats: int, draws: int) -> dict:
 def table(rows: list[tuple[str, str, dict]], draws: int) -> str:
     """The results as a Markdown table: log loss and time, each against the grid search's."""
     lines = [
-        "| data | model | method | λ | held-out log loss | vs grid | time (s) | grid time / time |",
-        "|---|---|---|---|---|---|---|---|",
+        "| data | model | method | λ | held-out log loss | vs grid | time (s) | grid time / time "
+        "| log evidence |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for data, model, r in rows:
-        grid, fit, search = r["grid"], r["fit"], r["search"]
+        grid, fit, search, pooled = r["grid"], r["fit"], r["search"], r["pooled_fit"]
 
         def versus(loss: float) -> str:
             return f"{100 * (loss / r['grid_loss'] - 1):+.1f}%"  # noqa: B023 (called at once)
 
         lines += [
             f"| {data} | {model} | GridSearchCV, 20 α × 5 folds | {r['grid_alpha']:.3g} | "
-            f"{r['grid_loss']:.4f} | | {grid:.2f} | 1 |",
+            f"{r['grid_loss']:.4f} | | {grid:.2f} | 1 | |",
             f'| | | alpha="evidence", {draws} draws: predict_proba | {r["alpha"]:.3g} | '
-            f"{r['mean_loss']:.4f} | {versus(r['mean_loss'])} | {fit:.2f} | {grid / fit:.1f} |",
+            f"{r['mean_loss']:.4f} | {versus(r['mean_loss'])} | {fit:.2f} | {grid / fit:.1f} "
+            f"| {r['evidence']:.1f} |",
             f"| | | the same fit: posterior_predictive_proba | | {r['exact_loss']:.4f} | "
-            f"{versus(r['exact_loss'])} | | |",
+            f"{versus(r['exact_loss'])} | | | |",
+            f'| | | alpha="evidence", prior_mean="pooled": predict_proba | '
+            f"{r['pooled_alpha']:.3g} | {r['pooled_mean_loss']:.4f} | "
+            f"{versus(r['pooled_mean_loss'])} | {pooled:.2f} | {grid / pooled:.1f} "
+            f"| {r['pooled_evidence']:.1f} |",
+            f"| | | the same fit: posterior_predictive_proba | | {r['pooled_exact_loss']:.4f} "
+            f"| {versus(r['pooled_exact_loss'])} | | | |",
             f"| | | evidence search alone (closed form, add-λ plug-in) | {r['alpha']:.3g} | "
             f"{r['plug_in_loss']:.4f} | {versus(r['plug_in_loss'])} | {search:.3f} | "
-            f"{grid / search:.0f} |",
+            f"{grid / search:.0f} | |",
         ]
     return "\n".join(lines)
 

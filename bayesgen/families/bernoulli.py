@@ -65,8 +65,9 @@ class BernoulliFamily(NaiveBayesFamily):
         alpha, counts = estimates.attrs["alpha"], estimates["feature_count"].values
         class_count = estimates["class_count"].values
         total = class_count[:, None]
-        order1, log_p = cf.log_prob_terms(counts, total, alpha, 2)
-        order0, log_q = cf.log_prob_terms(total - counts, total, alpha, 2)
+        weight = self.prior_weights(estimates)  # of presence; absence has 2 − w
+        order1, log_p = cf.log_prob_terms(counts, total, alpha, 2, weight)
+        order0, log_q = cf.log_prob_terms(total - counts, total, alpha, 2, 2.0 - weight)
         joint = cf.bernoulli_log_likelihood(X, log_class, log_p, log_q)
         order_x = cf.linear_in_x(X, order1 - order0) + order0.sum(axis=-1) + class_order
         return joint, (order_x if np.any(order_x) else None)
@@ -76,10 +77,33 @@ class BernoulliFamily(NaiveBayesFamily):
     ) -> tuple[tuple[str, ...], np.ndarray, bool]:
         weight = 1.0 if posterior else 0.0  # the prior is the posterior given zero counts
         counts = weight * estimates["feature_count"].values
-        alpha = estimates.attrs["alpha"]
+        present, absent_prior = self.pair_pseudocounts(estimates)
         dims = tuple(estimates["feature_count"].dims)
         absent = weight * estimates["class_count"].values[:, None] - counts
-        return dims, np.stack([alpha + counts, alpha + absent], axis=-1), True
+        return dims, np.stack([present + counts, absent_prior + absent], axis=-1), True
+
+    def simplex_prior_weights(self, estimates: xr.Dataset) -> np.ndarray:
+        """(w, 2 − w) of each feature's (present, absent) pair."""
+        weight = self.prior_weights(estimates)
+        return np.stack([weight, 2.0 - weight], axis=-1)
+
+    def pooled_prior_weight(self, statistics: xr.Dataset) -> np.ndarray:
+        """2 m, m = (rows with the feature + ½) / (rows + 1) over all classes: the generic
+        rule of :class:`NaiveBayesFamily` without building the (present, absent) pairs."""
+        present = statistics["feature_count"].values.sum(axis=0)
+        rows = statistics["class_count"].values.sum()
+        return 2.0 * (present + 0.5) / (rows + 1.0)
+
+    def simplex_to_cells(self, values: np.ndarray) -> np.ndarray:
+        """The presence of each (present, absent) pair: absence's weight is 2 − w."""
+        return values[..., 0]
+
+    def pair_pseudocounts(self, estimates: xr.Dataset, alpha: float | None = None):
+        """The prior Beta(λ w, λ (2 − w)) of φ: (λ w, λ (2 − w)), broadcastable to the
+        counts (w = 1: Beta(λ, λ))."""
+        alpha = estimates.attrs["alpha"] if alpha is None else alpha
+        weight = self.prior_weights(estimates)
+        return alpha * weight, alpha * (2.0 - weight)
 
     def feature_simplices(self, estimates: xr.Dataset) -> tuple[np.ndarray, None]:
         """One Beta simplex per (class, feature): (present, absent) among the class's rows."""
@@ -118,7 +142,12 @@ class BernoulliFamily(NaiveBayesFamily):
             present = pm.Data("feature_count_data", counts, dims=dims)
             random_alpha = alpha_variable(estimates)  # λ ~ Gamma with a hyperprior
             alpha = pm.Data("alpha", alpha) if random_alpha is None else random_alpha
-            prob = pm.Beta("feature_prob", alpha=alpha, beta=alpha, dims=dims)
+            if "prior_weight" in estimates:  # Beta(λ w, λ (2 − w)) of a shared mean w / 2
+                weight = pm.Data("feature_prior_weight", estimates["prior_weight"].values)
+                a, b = alpha * weight, alpha * (2.0 - weight)
+            else:
+                a = b = alpha
+            prob = pm.Beta("feature_prob", alpha=a, beta=b, dims=dims)
             observed_counts(
                 "feature_count",
                 _binomial,
@@ -177,12 +206,15 @@ class BernoulliFamily(NaiveBayesFamily):
         counts = estimates["feature_count"].values.astype(np.float64)
         class_count = estimates["class_count"].values.astype(np.float64)
         pair = np.stack([counts, class_count[:, None] - counts], axis=-1)
-        mode, status = simplex_mode(pair, alpha)
+        present, absent = self.pair_pseudocounts(estimates, alpha)
+        prior = np.stack(np.broadcast_arrays(present, absent), axis=-1)
+        mode, status = simplex_mode(pair, prior)
+        weight = self.prior_weights(estimates)
         return {
             "keep": np.ones(counts.shape, dtype=bool),
-            "closed_form": cf.add_lambda(counts, class_count[:, None], alpha, 2),
-            "closed_form_sd": dirichlet_sd(pair + alpha)[..., 0],
-            "closed_form_kurtosis": dirichlet_kurtosis(pair + alpha)[..., 0],
+            "closed_form": cf.add_lambda(counts, class_count[:, None], alpha, 2, weight),
+            "closed_form_sd": dirichlet_sd(pair + prior)[..., 0],
+            "closed_form_kurtosis": dirichlet_kurtosis(pair + prior)[..., 0],
             "expected_map": mode[..., 0],
             "status": status.max(axis=-1),
             "beta": True,
@@ -194,13 +226,16 @@ class BernoulliFamily(NaiveBayesFamily):
         Each feature is one draw, so the predictive is add-λ: φ = (N_jk + λ) / (N_k + 2λ)
         for the other classes; for the own class N_k − 1 rows remain and feature j keeps
         N_jk − x_ij of them, so a present feature has (N_jk − 1 + λ) / (N_k − 1 + 2λ) and an
-        absent one (N_k − 1 − N_jk + λ) / (N_k − 1 + 2λ). The absent terms are summed over
-        all features once per class and corrected at the row's non-zeros: O(nnz).
+        absent one (N_k − 1 − N_jk + λ) / (N_k − 1 + 2λ) (with a shared mean, λ w and
+        λ (2 − w) in place of the λ above). The absent terms are summed over all features
+        once per class and corrected at the row's non-zeros: O(nnz).
         """
         alpha = estimates.attrs["alpha"]
         counts = estimates["feature_count"].values.astype(np.float64)
         class_count = estimates["class_count"].values.astype(np.float64)
-        prob = (counts + alpha) / (class_count[:, None] + 2.0 * alpha)
+        # Beta(a, b) with a + b = 2λ: a = b = λ, or λ w and λ (2 − w) with a shared mean
+        a, b = (np.broadcast_to(part, counts.shape) for part in self.pair_pseudocounts(estimates))
+        prob = (counts + a) / (class_count[:, None] + 2.0 * alpha)
         out = cf.bernoulli_log_likelihood(
             X, np.zeros(len(class_count)), np.log(prob), np.log1p(-prob)
         )
@@ -209,13 +244,14 @@ class BernoulliFamily(NaiveBayesFamily):
         rows = np.repeat(np.arange(n_rows), np.diff(X.indptr))
         present = X.data != 0  # stored zeros are absent features
         rows, columns = rows[present], X.indices[present]
-        absent = class_count[:, None] - 1.0 - counts + alpha
+        absent = class_count[:, None] - 1.0 - counts + b
         # absent <= 0 only where every row of the class has the feature (λ <= 1): each such
         # row takes the cell out again below, so 0 there cancels.
         log_absent = np.log(np.where(absent > 0, absent, 1.0))
         own_class = y_codes[rows]
         correction = (
-            np.log(counts[own_class, columns] - 1.0 + alpha) - log_absent[own_class, columns]
+            np.log(counts[own_class, columns] - 1.0 + a[own_class, columns])
+            - log_absent[own_class, columns]
         )
         out[np.arange(n_rows), y_codes] = (
             log_absent.sum(axis=1)[y_codes]

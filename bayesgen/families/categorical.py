@@ -138,7 +138,9 @@ class CategoricalFamily(NaiveBayesFamily):
         class_count = estimates["class_count"].values
         mask = estimates["category_mask"].values
         n_cat = estimates["n_categories"].values[:, None]
-        order, log_p = cf.log_prob_terms(counts, class_count[:, None, None], alpha, n_cat)
+        # The padding's weight is 0: 1 there keeps its (unused) log finite.
+        weight = np.where(mask, self.prior_weights(estimates), 1.0)
+        order, log_p = cf.log_prob_terms(counts, class_count[:, None, None], alpha, n_cat, weight)
         log_p = np.where(mask, log_p, -np.inf)
         joint = cf.categorical_log_likelihood(X, log_class, log_p)
         order_x = cf.categorical_log_likelihood(X, class_order, np.where(mask, order, 0.0))
@@ -152,7 +154,7 @@ class CategoricalFamily(NaiveBayesFamily):
         counts = weight * estimates["feature_count"].values
         dims = tuple(estimates["feature_count"].dims)
         mask = estimates["category_mask"].values
-        return dims, np.where(mask, estimates.attrs["alpha"] + counts, 0.0), False
+        return dims, np.where(mask, self.prior_pseudocounts(estimates) + counts, 0.0), False
 
     def feature_simplices(self, estimates: xr.Dataset) -> tuple[np.ndarray, np.ndarray]:
         """One simplex per (class, feature) over its K_n real categories (the padding is
@@ -196,6 +198,11 @@ class CategoricalFamily(NaiveBayesFamily):
                 dims=("class", "cell"),
                 groups=membership,
                 random_alpha=alpha_variable(estimates),
+                weight=(
+                    estimates["prior_weight"].values[cell_feature, cell_category]
+                    if "prior_weight" in estimates
+                    else None
+                ),
             )
             totals = pt.dot(rate, membership)  # (class, feature)
             cell_prob = rate / totals[:, cell_feature]
@@ -246,9 +253,11 @@ class CategoricalFamily(NaiveBayesFamily):
         class_count = estimates["class_count"].values.astype(np.float64)
         keep = np.broadcast_to(estimates["category_mask"].values, counts.shape)
         n_categories = estimates["n_categories"].values[:, None]
-        closed = cf.add_lambda(counts, class_count[:, None, None], alpha, n_categories)
-        concentration = np.where(keep, counts + alpha, 0.0)
-        mode, status = simplex_mode(counts, alpha, active=keep)
+        weight = self.prior_weights(estimates)
+        closed = cf.add_lambda(counts, class_count[:, None, None], alpha, n_categories, weight)
+        prior = np.broadcast_to(self.prior_pseudocounts(estimates, alpha), counts.shape)
+        concentration = np.where(keep, counts + prior, 0.0)
+        mode, status = simplex_mode(counts, np.where(keep, prior, 1.0), active=keep)
         return {
             "keep": keep,
             "closed_form": np.where(keep, closed, np.nan),
@@ -271,15 +280,17 @@ class CategoricalFamily(NaiveBayesFamily):
         mask = estimates["category_mask"].values
         n_categories = estimates["n_categories"].values.astype(np.float64)
         denominator = class_count[:, None, None] + n_categories[None, :, None] * alpha
+        prior = np.broadcast_to(self.prior_pseudocounts(estimates), counts.shape)
         log_prob = np.where(
-            mask, np.log(np.where(mask, counts + alpha, 1.0) / denominator), -np.inf
+            mask, np.log(np.where(mask, counts + prior, 1.0) / denominator), -np.inf
         )
         codes = np.asarray(X.toarray() if sp.issparse(X) else X, dtype=np.int64)
         out = cf.categorical_log_likelihood(codes, np.zeros(len(class_count)), log_prob)
         features = np.arange(codes.shape[1])
         own_count = counts[y_codes[:, None], features[None, :], codes]  # (n, F)
+        own_prior = prior[y_codes[:, None], features[None, :], codes]
         own_total = class_count[y_codes][:, None] - 1.0 + n_categories[None, :] * alpha
-        out[np.arange(codes.shape[0]), y_codes] = np.log(own_count - 1.0 + alpha).sum(
+        out[np.arange(codes.shape[0]), y_codes] = np.log(own_count - 1.0 + own_prior).sum(
             axis=1
         ) - np.log(own_total).sum(axis=1)
         return out

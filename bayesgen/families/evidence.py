@@ -32,33 +32,59 @@ class DirichletEvidence:
     mask : numpy.ndarray of bool, optional
         Which outcomes exist, broadcastable to ``counts`` (the categorical model's padding
         is False); by default all.
+    weight : numpy.ndarray, optional
+        The prior Dirichlet(λ w) of a shared-mean prior, w broadcastable to ``counts``
+        (summing to the outcomes over each simplex); by default 1, Dirichlet(λ, ..., λ).
     name : str, default "alpha"
         The argument named in error messages.
 
     Notes
     -----
     Calling the object gives the log evidence at ``alpha``; :meth:`derivative` its
-    derivative in λ (by the digamma function), for an optimiser.
+    derivative in λ (by the digamma function), for an optimiser. With ``weight`` the cell
+    terms are lnΓ(c_o + λ w_o) − lnΓ(λ w_o) and O is Σ_o w_o; the distinct (count, weight)
+    pairs then need a lnΓ each, about one per non-zero cell.
     """
 
-    def __init__(self, counts, mask=None, *, name: str = "alpha"):
+    def __init__(self, counts, mask=None, *, weight=None, name: str = "alpha"):
         counts = np.asarray(counts, dtype=np.float64)
         mask = np.ones(counts.shape, dtype=bool) if mask is None else mask
         mask = np.broadcast_to(np.asarray(mask, dtype=bool), counts.shape)
+        weights = None
+        if weight is not None:
+            weights = np.broadcast_to(np.asarray(weight, dtype=np.float64), counts.shape)
         self.name = name
         self.n_classes = counts.shape[0]
-        cell_class, cell_value, cell_weight = [], [], []
+        cell_class, cell_value, cell_weight, cell_prior = [], [], [], []
+        one_class, one_prior, one_weight = [], [], []
         simplex_class, simplex_outcomes, simplex_total, simplex_weight = [], [], [], []
         self.n_nonzero = np.zeros(self.n_classes)
         for k in range(self.n_classes):
             real = mask[k]
-            values = counts[k][real & (counts[k] != 0)]
-            distinct, multiplicity = np.unique(values, return_counts=True)
+            used = real & (counts[k] != 0)
+            values = counts[k][used]
+            if weights is None:
+                distinct, multiplicity = np.unique(values, return_counts=True)
+                prior = np.ones(distinct.size)
+            else:  # a pair (count, weight) as one complex number, as below
+                pairs, multiplicity = np.unique(values + 1j * weights[k][used], return_counts=True)
+                # A count of 1 adds lnΓ(1 + λw) − lnΓ(λw) = ln(λw), the most common case in
+                # text: a log instead of two lnΓ.
+                single = pairs.real == 1
+                one_class.append(np.full(int(single.sum()), k))
+                one_prior.append(pairs.imag[single])
+                one_weight.append(multiplicity[single])
+                pairs, multiplicity = pairs[~single], multiplicity[~single]
+                distinct, prior = pairs.real, pairs.imag
             cell_class.append(np.full(distinct.size, k))
             cell_value.append(distinct)
             cell_weight.append(multiplicity)
+            cell_prior.append(prior)
             self.n_nonzero[k] = values.size
-            outcomes = real.sum(axis=-1).ravel().astype(np.float64)
+            if weights is None:
+                outcomes = real.sum(axis=-1).ravel().astype(np.float64)
+            else:
+                outcomes = np.where(real, weights[k], 0.0).sum(axis=-1).ravel()
             totals = np.where(real, counts[k], 0.0).sum(axis=-1).ravel()
             used = outcomes > 0  # a simplex without outcomes (no such feature) adds nothing
             # One complex number a pair: np.unique sorts these ten times faster than rows.
@@ -69,6 +95,11 @@ class DirichletEvidence:
             simplex_weight.append(multiplicity)
         self._cell_class = np.concatenate(cell_class)
         self._cell_value = np.concatenate(cell_value)
+        self._cell_prior = None if weights is None else np.concatenate(cell_prior)
+        if weights is not None:
+            self._one_class = np.concatenate(one_class)
+            self._one_prior = np.concatenate(one_prior)
+            self._one_sum = _class_sum(np.concatenate(one_weight), self._one_class, self.n_classes)
         self._cell_sum = _class_sum(np.concatenate(cell_weight), self._cell_class, self.n_classes)
         self._simplex_class = np.concatenate(simplex_class)
         self._simplex_outcomes = np.concatenate(simplex_outcomes)
@@ -120,26 +151,34 @@ class DirichletEvidence:
             axis of the latter is the former.
         """
         lam, shape = self._lambdas(alpha, per_class)
-        cells = gammaln(self._cell_value + lam[:, self._cell_class])
         ls = lam[:, self._simplex_class]
         outcomes, total = self._simplex_outcomes, self._simplex_total
         simplices = gammaln(outcomes * ls) - gammaln(total + outcomes * ls)
-        terms = (
-            cells @ self._cell_sum + simplices @ self._simplex_sum - self.n_nonzero * gammaln(lam)
-        )
+        if self._cell_prior is None:
+            cells = gammaln(self._cell_value + lam[:, self._cell_class])
+            empty = self.n_nonzero * gammaln(lam)  # lnΓ(λ) once per non-zero cell
+        else:
+            prior = lam[:, self._cell_class] * self._cell_prior
+            cells = gammaln(self._cell_value + prior) - gammaln(prior)
+            empty = -(np.log(lam[:, self._one_class] * self._one_prior) @ self._one_sum)
+        terms = cells @ self._cell_sum + simplices @ self._simplex_sum - empty
         return terms.reshape(shape) if per_class else terms.sum(axis=1).reshape(shape)
 
     def derivative(self, alpha, *, per_class: bool = False) -> np.ndarray:
         """d/dλ of :meth:`__call__` (same arguments and shapes): with per-class λ, the
         derivative of each class's term in its own λ."""
         lam, shape = self._lambdas(alpha, per_class)
-        cells = digamma(self._cell_value + lam[:, self._cell_class])
         ls = lam[:, self._simplex_class]
         outcomes, total = self._simplex_outcomes, self._simplex_total
         simplices = outcomes * (digamma(outcomes * ls) - digamma(total + outcomes * ls))
-        terms = (
-            cells @ self._cell_sum + simplices @ self._simplex_sum - self.n_nonzero * digamma(lam)
-        )
+        if self._cell_prior is None:
+            cells = digamma(self._cell_value + lam[:, self._cell_class])
+            empty = self.n_nonzero * digamma(lam)
+        else:
+            prior = lam[:, self._cell_class] * self._cell_prior
+            cells = self._cell_prior * (digamma(self._cell_value + prior) - digamma(prior))
+            empty = -((1.0 / lam[:, self._one_class]) @ self._one_sum)  # d ln(λw) / dλ
+        terms = cells @ self._cell_sum + simplices @ self._simplex_sum - empty
         return terms.reshape(shape) if per_class else terms.sum(axis=1).reshape(shape)
 
 

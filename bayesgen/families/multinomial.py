@@ -61,7 +61,8 @@ class MultinomialFamily(NaiveBayesFamily):
         class_order, log_class = self.class_log_terms(estimates)
         alpha, counts = estimates.attrs["alpha"], estimates["feature_count"].values
         total = counts.sum(axis=1, keepdims=True)
-        order, log_p = cf.log_prob_terms(counts, total, alpha, counts.shape[1])
+        weight = self.prior_weights(estimates)
+        order, log_p = cf.log_prob_terms(counts, total, alpha, counts.shape[1], weight)
         joint = cf.multinomial_log_likelihood(X, log_class, log_p)
         order_x = cf.linear_in_x(X, order) + class_order[None, :]
         return joint, (order_x if np.any(order_x) else None)
@@ -73,7 +74,7 @@ class MultinomialFamily(NaiveBayesFamily):
         For a one-word document this equals the add-λ plug-in; for longer documents it is less
         confident, because repeated words are more likely under uncertainty about θ.
         """
-        concentration = estimates["feature_count"].values + estimates.attrs["alpha"]
+        concentration = estimates["feature_count"].values + self.prior_pseudocounts(estimates)
         total = concentration.sum(axis=1)
         doc_length = np.asarray(X.sum(axis=1)).ravel()
         with np.errstate(over="ignore", invalid="ignore"):  # refused by normalize_log_proba
@@ -90,7 +91,7 @@ class MultinomialFamily(NaiveBayesFamily):
         weight = 1.0 if posterior else 0.0  # the prior is the posterior given zero counts
         counts = weight * estimates["feature_count"].values
         dims = tuple(estimates["feature_count"].dims)
-        return dims, estimates.attrs["alpha"] + counts, False
+        return dims, self.prior_pseudocounts(estimates) + counts, False
 
     def feature_subset(self, estimates: xr.Dataset, labels: np.ndarray) -> xr.Dataset:
         """The words ``labels`` and one remainder cell per class holding the others: by the
@@ -101,12 +102,22 @@ class MultinomialFamily(NaiveBayesFamily):
         keep = np.isin(estimates["feature"].values, labels)
         counts = estimates["feature_count"].values
         alpha = estimates.attrs["alpha"]
-        rest = counts[:, ~keep].sum(axis=1) + alpha * (np.count_nonzero(~keep) - 1)
         subset = estimates.isel(feature=np.flatnonzero(keep))[["class_count", "feature_count"]]
+        variables = {"class_count": subset["class_count"]}
+        if "prior_weight" in estimates:  # the remainder's weight is the sum of the others'
+            rest = counts[:, ~keep].sum(axis=1)
+            weight = estimates["prior_weight"].values
+            variables["prior_weight"] = (
+                ("feature",),
+                np.concatenate([weight[keep], [weight[~keep].sum()]]),
+            )
+        else:
+            rest = counts[:, ~keep].sum(axis=1) + alpha * (np.count_nonzero(~keep) - 1)
         cells = np.concatenate([subset["feature_count"].values, rest[:, None]], axis=1)
+        variables["feature_count"] = (("class", "feature"), cells)
         features = np.concatenate([subset["feature"].values.astype(object), ["(other words)"]])
         return xr.Dataset(
-            {"class_count": subset["class_count"], "feature_count": (("class", "feature"), cells)},
+            variables,
             coords={"class": estimates["class"].values, "feature": features},
             attrs=estimates.attrs,
         )
@@ -129,7 +140,7 @@ class MultinomialFamily(NaiveBayesFamily):
             return None
         return aggregated_multinomial_log_joint(
             estimates["class_count"].values + estimates.attrs["class_alpha"],
-            estimates["feature_count"].values + estimates.attrs["alpha"],
+            estimates["feature_count"].values + self.prior_pseudocounts(estimates),
             X,
             n_draws,
             seed,
@@ -142,7 +153,8 @@ class MultinomialFamily(NaiveBayesFamily):
     def pymc_model(self, estimates: xr.Dataset) -> pm.Model:
         """Multinomial (bag-of-words) naive Bayes.
 
-        π ~ Dirichlet(a), θ_k ~ Dirichlet(λ) over the vocabulary for each class, with
+        π ~ Dirichlet(a), θ_k ~ Dirichlet(λ) (with a shared mean Dirichlet(λ w), w the
+        ``prior_weight``) over the vocabulary for each class, with
         a = ``class_alpha`` and λ = ``alpha`` from ``estimates.attrs``, or with a hyperprior
         the random variable ``alpha`` ~ Gamma (:mod:`bayesgen.hyperprior`). Observed: the class
         counts ``class_count`` ~ Multinomial(N, π) and the word counts ``feature_count`` N_kw ~
@@ -170,6 +182,7 @@ class MultinomialFamily(NaiveBayesFamily):
                 alpha,
                 dims=("class", "feature"),
                 random_alpha=alpha_variable(estimates),
+                weight=estimates["prior_weight"].values if "prior_weight" in estimates else None,
             )
             pm.Deterministic(
                 "feature_prob", rate / rate.sum(axis=-1, keepdims=True), dims=("class", "feature")
@@ -226,18 +239,20 @@ class MultinomialFamily(NaiveBayesFamily):
         }
 
     def feature_moments(self, estimates: xr.Dataset, alpha: float) -> dict:
-        """θ_k | data ~ Dirichlet(N_kw + λ) over the vocabulary."""
+        """θ_k | data ~ Dirichlet(N_kw + λ w_w) over the vocabulary (w = 1: add-λ)."""
         from bayesgen.checks_expected import dirichlet_kurtosis, dirichlet_sd, simplex_mode
 
         counts = estimates["feature_count"].values.astype(np.float64)
-        mode, status = simplex_mode(counts, alpha)
+        weight = self.prior_weights(estimates)
+        prior = self.prior_pseudocounts(estimates, alpha)
+        mode, status = simplex_mode(counts, prior)
         return {
             "keep": np.ones(counts.shape, dtype=bool),
             "closed_form": cf.add_lambda(
-                counts, counts.sum(axis=1, keepdims=True), alpha, counts.shape[1]
+                counts, counts.sum(axis=1, keepdims=True), alpha, counts.shape[1], weight
             ),
-            "closed_form_sd": dirichlet_sd(counts + alpha),
-            "closed_form_kurtosis": dirichlet_kurtosis(counts + alpha),
+            "closed_form_sd": dirichlet_sd(counts + prior),
+            "closed_form_kurtosis": dirichlet_kurtosis(counts + prior),
             "expected_map": mode,
             "status": status,
         }
@@ -253,7 +268,7 @@ class MultinomialFamily(NaiveBayesFamily):
         """
         X = sp.csr_array(X)
         n_rows = X.shape[0]
-        concentration = estimates["feature_count"].values + estimates.attrs["alpha"]
+        concentration = estimates["feature_count"].values + self.prior_pseudocounts(estimates)
         total = concentration.sum(axis=1)
         length = np.asarray(X.sum(axis=1)).ravel()
         coefficient = self.row_log_constant(X)
@@ -273,80 +288,7 @@ class MultinomialFamily(NaiveBayesFamily):
         return out
 
 
-#: Scalars of one block of Gamma variates (words × draws × classes) in the aggregated draws.
-_BLOCK_ELEMENTS = 4_000_000
-
-
-def _stream(seed: int, *key: int) -> np.random.Generator:
-    """A generator keyed by (seed, key): the same numbers whatever else is drawn."""
-    return np.random.Generator(np.random.PCG64(np.random.SeedSequence([seed, *key])))
-
-
-def aggregated_multinomial_log_joint(
-    class_concentration: np.ndarray, concentration: np.ndarray, X, n_draws: int, seed: int
-) -> np.ndarray:
-    """log π_k + Σ_w x_w log θ_kw for ``n_draws`` draws, drawing only the documents' words
-    (see :meth:`MultinomialFamily.aggregated_log_joint`); shape (n_draws, n_docs, n_classes).
-
-    ``class_concentration`` (K,) and ``concentration`` (K, V) are the Dirichlet posteriors
-    of π and θ. π's draws are shared by all documents (stream key 0).
-    """
-    import hashlib
-
-    from bayesgen.families.base import dirichlet_draws
-
-    X = sp.csr_array(X)
-    if not X.has_sorted_indices:  # a copy: the caller's matrix is never modified
-        X = X.copy()
-        X.sort_indices()
-    n_docs, n_classes = X.shape[0], concentration.shape[0]
-    tiny = np.finfo(np.float64).tiny
-    class_prob = dirichlet_draws(_stream(seed, 0), class_concentration, (n_draws,), np.float64)
-    words = np.unique(X.indices)
-    columns = sp.csc_array(X[:, words])  # documents × the batch's words
-    present = columns.copy()
-    present.data = np.ones_like(present.data)
-    lengths = np.asarray(X.sum(axis=1)).ravel()
-    # One stream per word and per document, kept while the draws are made in blocks: a
-    # stream gives the same numbers in one call or in several, so the blocks change nothing.
-    word_streams = [_stream(seed, 1, int(word)) for word in words]
-    totals = concentration.sum(axis=1)
-    rests, doc_streams = np.empty((n_docs, n_classes)), []
-    for doc in range(n_docs):  # the remainder: the concentration of the words it lacks
-        span = slice(X.indptr[doc], X.indptr[doc + 1])
-        indices, values = X.indices[span], X.data[span]
-        rests[doc] = np.maximum(totals - concentration[:, indices].sum(axis=1), 0.0)
-        digest = hashlib.blake2b(indices.tobytes() + values.tobytes(), digest_size=16).digest()
-        doc_streams.append(_stream(seed, 2, *np.frombuffer(digest, dtype=np.uint32).tolist()))
-    joint = np.empty((n_draws, n_docs, n_classes))
-    # Blocks of draws small enough that the sums over each document's words stay in cache.
-    step = max(1, min(n_draws, _BLOCK_ELEMENTS // (n_docs * n_classes)))
-    for first in range(0, n_draws, step):
-        draws = min(step, n_draws - first)
-        width = draws * n_classes
-        log_terms, word_sums = np.zeros((n_docs, width)), np.zeros((n_docs, width))
-        block = max(1, _BLOCK_ELEMENTS // width)
-        for start in range(0, words.size, block):
-            part = range(start, min(start + block, words.size))
-            gammas = np.empty((len(part), draws, n_classes))
-            for i, j in enumerate(part):
-                gammas[i] = word_streams[j].standard_gamma(
-                    concentration[:, words[j]], size=(draws, n_classes)
-                )
-            gammas = gammas.reshape(len(part), width)
-            cols = slice(part.start, part.stop)
-            word_sums += present[:, cols] @ gammas
-            np.maximum(gammas, tiny, out=gammas)  # λ = 0 cells: probability 0, log clipped
-            log_terms += columns[:, cols] @ np.log(gammas, out=gammas)
-        remainder = np.empty((n_docs, draws, n_classes))
-        for doc, stream in enumerate(doc_streams):
-            remainder[doc] = stream.standard_gamma(rests[doc], size=(draws, n_classes))
-        block_joint = log_terms.reshape(n_docs, draws, n_classes) - lengths[:, None, None] * np.log(
-            word_sums.reshape(n_docs, draws, n_classes) + remainder
-        )
-        joint[first : first + draws] = block_joint.transpose(1, 0, 2)
-    joint += np.log(np.maximum(class_prob, tiny))[:, None, :]
-    return joint
+from bayesgen.families.aggregated import aggregated_multinomial_log_joint  # noqa: E402
 
 
 def _dirichlet_multinomial_word_terms(X, concentration: np.ndarray) -> np.ndarray:

@@ -13,6 +13,13 @@ Naive Bayes (counts N, class totals N_k, smoothing λ = ``alpha``):
 
 These are the posterior means under Dirichlet(a) / Beta(λ, λ) / Dirichlet(λ) priors; the
 ``*_mle`` variables are the same with λ = 0.
+
+With ``prior_mean="pooled"`` the feature prior has a shared mean instead of a uniform one,
+the hierarchical Dirichlet of MacKay & Peto (1995): Dirichlet(λ O m) over each simplex of O
+outcomes, m the add-½ frequencies of the training counts pooled over the classes (Beta(2λ m,
+2λ (1 − m)) for the Bernoulli model), so that ``feature_prob`` = (count + λ O m) /
+(total + O λ). The estimates then hold ``prior_weight`` = O m (1 everywhere would be add-λ),
+and every concentration is λ times it (:meth:`NaiveBayesFamily.prior_weights`).
 """
 
 from __future__ import annotations
@@ -39,6 +46,9 @@ from bayesgen.families.base import (
 )
 from bayesgen.families.evidence import DirichletEvidence
 from bayesgen.hyperprior import has_alpha_prior
+
+#: The prior means of ``feature_prob`` on offer: add-λ's uniform one, or the pooled frequencies.
+PRIOR_MEANS = ("uniform", "pooled")
 
 
 @dataclass
@@ -97,6 +107,7 @@ class NaiveBayesFamily(Family):
         *,
         alpha: float = 1.0,
         class_alpha: float = 1.0,
+        prior_mean: str = "uniform",
         feature_names=None,
         sample_weight=None,
         **model_options,
@@ -113,6 +124,9 @@ class NaiveBayesFamily(Family):
             Smoothing λ ≥ 0 for the feature probabilities.
         class_alpha : float, default 1.0
             Smoothing for the class prior; 0 gives N_k / N.
+        prior_mean : {"uniform", "pooled"}, default "uniform"
+            The prior mean of ``feature_prob``: uniform (add-λ) or the class-pooled add-½
+            frequencies of the training counts (see the module's docstring).
         feature_names : sequence of str, optional
         sample_weight : array-like of shape (n_samples,), optional
             Finite weights ≥ 0: row i counts w_i times (see :mod:`bayesgen.statistics`).
@@ -130,10 +144,13 @@ class NaiveBayesFamily(Family):
         """
         alpha = cf.check_smoothing(alpha, "alpha")
         class_alpha = cf.check_smoothing(class_alpha, "class_alpha")
+        check_prior_mean(prior_mean)
         statistics = self.sufficient_statistics(
             X, y, feature_names=feature_names, sample_weight=sample_weight, **model_options
         )
-        return self.from_statistics(statistics, alpha=alpha, class_alpha=class_alpha)
+        return self.from_statistics(
+            statistics, alpha=alpha, class_alpha=class_alpha, prior_mean=prior_mean
+        )
 
     def sufficient_statistics(
         self,
@@ -187,7 +204,12 @@ class NaiveBayesFamily(Family):
         return xr.Dataset(variables, coords=coords, attrs=attrs)
 
     def from_statistics(
-        self, statistics: xr.Dataset, *, alpha: float = 1.0, class_alpha: float = 1.0
+        self,
+        statistics: xr.Dataset,
+        *,
+        alpha: float = 1.0,
+        class_alpha: float = 1.0,
+        prior_mean: str = "uniform",
     ) -> xr.Dataset:
         """The closed-form estimates from sufficient statistics alone (:meth:`fit`'s result).
 
@@ -198,6 +220,8 @@ class NaiveBayesFamily(Family):
             them too).
         alpha, class_alpha : float
             λ and a.
+        prior_mean : {"uniform", "pooled"}, default "uniform"
+            The prior mean of ``feature_prob`` (see :meth:`fit`).
         """
         alpha = cf.check_smoothing(alpha, "alpha")
         class_alpha = cf.check_smoothing(class_alpha, "class_alpha")
@@ -216,7 +240,8 @@ class NaiveBayesFamily(Family):
                 variables[name] = statistics[name]
         counts = statistics["feature_count"]
         totals, n_outcomes, mask = self.smoothing_terms(statistics)
-        prob = cf.add_lambda(counts.values, totals, alpha, n_outcomes)
+        weight = self.prior_weight_of(statistics, prior_mean)
+        prob = cf.add_lambda(counts.values, totals, alpha, n_outcomes, weight)
         prob_mle = cf.add_lambda(counts.values, totals, 0.0, n_outcomes)
         if mask is not None:
             prob = np.where(mask, prob, 0.0)
@@ -224,6 +249,8 @@ class NaiveBayesFamily(Family):
         variables["feature_count"] = counts
         variables["feature_prob"] = (counts.dims, prob)
         variables["feature_prob_mle"] = (counts.dims, prob_mle)
+        if not np.isscalar(weight):
+            variables["prior_weight"] = (counts.dims[1:], weight)
         attrs = {"model": self.name, "alpha": alpha, "class_alpha": class_alpha}
         attrs["n_samples"] = statistics.attrs["n_samples"]
         attrs["feature_names_given"] = statistics.attrs["feature_names_given"]
@@ -256,6 +283,103 @@ class NaiveBayesFamily(Family):
         """Two statistics Datasets brought to the same shape before their counts add
         (default: as they are)."""
         return first, second
+
+    def prior_weight_of(self, statistics: xr.Dataset, prior_mean) -> np.ndarray | float:
+        """The ``prior_weight`` of ``prior_mean`` (see :meth:`fit`): 1.0 for "uniform", else
+        an array in the layout of ``feature_count`` without the class axis."""
+        if isinstance(prior_mean, str):
+            check_prior_mean(prior_mean)
+            return self.pooled_prior_weight(statistics) if prior_mean == "pooled" else 1.0
+        return self.given_prior_weight(statistics, prior_mean)
+
+    def given_prior_weight(self, statistics: xr.Dataset, prior_mean) -> np.ndarray:
+        """``prior_weight`` O m of a prior mean m given as an array of the shape of
+        ``feature_prob`` without the class axis, refused unless a proper prior mean: > 0 on
+        every real outcome and summing to 1 over each simplex (the Bernoulli model: each
+        P(present) strictly between 0 and 1)."""
+        shape = statistics["feature_count"].shape[1:]
+        try:
+            mean = np.array(prior_mean, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise TypeError(
+                f"prior_mean: expected 'uniform', 'pooled' or an array of shape {shape} (the "
+                f"prior mean of feature_prob); got {type(prior_mean).__name__}."
+            ) from None
+        if mean.shape != shape:
+            raise ValueError(
+                f"prior_mean: expected 'uniform', 'pooled' or an array of shape {shape} (the "
+                f"prior mean of feature_prob without the class axis); got shape {mean.shape}."
+            )
+        _, n_outcomes, mask = self.smoothing_terms(statistics)
+        real = np.ones(shape, dtype=bool) if mask is None else np.broadcast_to(mask, shape)
+        bad = real & ~(np.isfinite(mean) & (mean > 0))
+        if np.any(bad):
+            raise ValueError(
+                "prior_mean: expected a probability > 0 for every outcome (a zero would forbid "
+                f"it whatever the data); got {mean[bad][:5].tolist()}."
+            )
+        # O per cell: n_outcomes broadcasts against feature_count without its class axis
+        n_outcomes = np.broadcast_to(np.asarray(n_outcomes, dtype=np.float64), shape)
+        weight = np.where(real, n_outcomes * mean, 0.0)
+        probe = statistics.assign(prior_weight=(statistics["feature_count"].dims[1:], weight))
+        _, concentration, _ = self.concentrations(probe.assign_attrs(alpha=1.0), posterior=False)
+        _, outcomes, _ = self.concentrations(
+            probe.assign(prior_weight=(probe["prior_weight"].dims, real * 1.0)).assign_attrs(
+                alpha=1.0
+            ),
+            posterior=False,
+        )
+        sums, expected = concentration[0].sum(axis=-1), outcomes[0].sum(axis=-1)
+        off = ~np.isclose(sums, expected, rtol=1e-6, atol=0.0)
+        if np.any(off) or np.any((outcomes > 0) & (concentration <= 0)):
+            raise ValueError(
+                "prior_mean: expected probabilities that sum to 1 over each simplex of "
+                "feature_prob (the vocabulary; a feature's categories; for the Bernoulli model "
+                f"each P(present) < 1); got sums {(sums / expected)[off][:5].tolist()}."
+            )
+        return weight
+
+    def pooled_prior_weight(self, statistics: xr.Dataset) -> np.ndarray:
+        """``prior_weight`` of ``prior_mean="pooled"``: O m per cell of ``feature_count``
+        (without the class axis), m the add-½ frequencies of the counts summed over the
+        classes within each simplex of :meth:`feature_simplices`, O its real outcomes."""
+        counts, mask = self.feature_simplices(statistics)
+        real = np.ones(counts.shape[1:], dtype=bool) if mask is None else mask
+        real = np.broadcast_to(real, counts.shape)[0]
+        pooled = np.where(real, counts.sum(axis=0) + 0.5, 0.0)
+        with np.errstate(invalid="ignore"):  # a simplex without outcomes has no weight
+            weight = real.sum(axis=-1, keepdims=True) * pooled / pooled.sum(axis=-1, keepdims=True)
+        return self.simplex_to_cells(np.nan_to_num(weight))
+
+    def simplex_to_cells(self, values: np.ndarray) -> np.ndarray:
+        """Per-outcome values of :meth:`feature_simplices` in the layout of ``feature_count``
+        (the same here; the Bernoulli model keeps the first of each pair)."""
+        return values
+
+    def prior_weights(self, estimates: xr.Dataset) -> np.ndarray | float:
+        """λ's multiplier w per cell of ``feature_count`` (broadcast over the classes): the
+        prior concentration of a cell is λ w. 1.0 for add-λ's uniform prior mean; the
+        ``prior_weight`` of a shared-mean prior."""
+        if "prior_weight" in estimates:
+            return estimates["prior_weight"].values
+        return 1.0
+
+    def prior_pseudocounts(self, estimates: xr.Dataset, alpha: float | None = None):
+        """λ w: the prior concentration of each cell of ``feature_count`` (see
+        :meth:`prior_weights`), at ``alpha`` (default: the fitted λ)."""
+        alpha = estimates.attrs["alpha"] if alpha is None else alpha
+        return alpha * self.prior_weights(estimates)
+
+    def prior_mean(self, estimates: xr.Dataset) -> np.ndarray:
+        """E[``feature_prob``] under the prior, per cell of ``feature_count`` without the
+        class axis: w / O (see :meth:`prior_weights`); 0 in padding."""
+        _, concentration, beta = self.concentrations(
+            estimates.assign_attrs(alpha=1.0), posterior=False
+        )
+        first = concentration[0]
+        with np.errstate(invalid="ignore"):
+            mean = first / first.sum(axis=-1, keepdims=True)
+        return np.nan_to_num(mean[..., 0] if beta else mean)
 
     def smoothing_terms(self, statistics: xr.Dataset):
         """``(totals, n_outcomes, mask)`` of add-λ over the feature counts: ``feature_prob`` =
@@ -381,6 +505,7 @@ class NaiveBayesFamily(Family):
             "feature_prob",
             alpha=alpha,
             mle=estimates["feature_prob_mle"].values.astype(np.float64),
+            shared_mean="prior_weight" in estimates,
             **self.feature_moments(estimates, alpha),
         )
 
@@ -440,7 +565,14 @@ class NaiveBayesFamily(Family):
     def feature_evidence(self, estimates: xr.Dataset) -> DirichletEvidence:
         """log p(X | y, λ) as a function of λ, the counts reduced once (call it with λ; its
         ``derivative`` gives d/dλ)."""
-        return DirichletEvidence(*self.feature_simplices(estimates))
+        counts, mask = self.feature_simplices(estimates)
+        weight = self.simplex_prior_weights(estimates) if "prior_weight" in estimates else None
+        return DirichletEvidence(counts, mask, weight=weight)
+
+    def simplex_prior_weights(self, estimates: xr.Dataset) -> np.ndarray | float:
+        """:meth:`prior_weights` in the layout of :meth:`feature_simplices` (the same here;
+        the Bernoulli model adds the absent outcome's 2 − w)."""
+        return self.prior_weights(estimates)
 
     def feature_log_evidence(
         self, estimates: xr.Dataset, alpha, *, per_class: bool = False
@@ -485,3 +617,14 @@ class NaiveBayesFamily(Family):
             class_log_evidence(estimates, attrs["class_alpha"])
             + self.feature_log_evidence(estimates, attrs["alpha"])
         )
+
+
+def check_prior_mean(value):
+    """``prior_mean``, refused if a name other than those of :data:`PRIOR_MEANS` (an array is
+    checked against the data, :meth:`NaiveBayesFamily.given_prior_weight`)."""
+    if isinstance(value, str) and value not in PRIOR_MEANS:
+        raise ValueError(
+            f"prior_mean: expected one of {', '.join(map(repr, PRIOR_MEANS))} or an array of "
+            f"prior means; got {value!r}."
+        )
+    return value
