@@ -8,7 +8,7 @@ two factors do not share a parameter, so ``class_alpha="evidence"`` maximises th
 its own.
 
 The search is one-dimensional, in log λ over :data:`BOUNDS`: the log evidence on a coarse grid
-finds the best half-decade, and the root of its derivative (digamma functions) there, by
+finds the best decade, and the root of its derivative (digamma functions) there, by
 Brent's method, gives λ to about 1e-12 relative. Where the evidence still grows at a bound,
 the bound is returned with a warning that names the parameter.
 
@@ -32,8 +32,9 @@ if TYPE_CHECKING:
 #: The range of λ (and a) searched: beyond it the smoothing is either no smoothing at all or
 #: uniform probabilities, to within what a fit could tell apart.
 BOUNDS = (1e-6, 1e6)
-#: Coarse grid points of log λ over :data:`BOUNDS` (half a decade apart).
-_GRID_POINTS = 25
+#: Coarse grid points of log λ over :data:`BOUNDS` (a decade apart): the root is then
+#: bracketed by the decades on either side of the best point.
+_GRID_POINTS = 13
 
 
 class EvidenceBoundaryWarning(UserWarning):
