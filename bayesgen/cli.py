@@ -117,6 +117,13 @@ def _parser() -> argparse.ArgumentParser:
         help="smoothing λ (naive Bayes), or 'evidence' to choose it by the evidence",
     )
     fit.add_argument(
+        "--prior-mean",
+        choices=("uniform", "pooled"),
+        default="uniform",
+        help="prior mean of the feature probabilities (naive Bayes): uniform (add-λ) or the "
+        "class-pooled frequencies of the training data",
+    )
+    fit.add_argument(
         "--class-alpha",
         type=_smoothing,
         default=1.0,
@@ -334,6 +341,7 @@ def _run_fit(args: argparse.Namespace) -> int:
     model_options = {
         "alpha": args.alpha,
         "class_alpha": args.class_alpha,
+        "prior_mean": args.prior_mean,
         "binarize": args.binarize,
         "cov_prior": args.cov_prior,
     }

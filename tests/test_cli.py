@@ -317,3 +317,16 @@ def test_loo_of_models_with_the_same_name_is_refused(capsys, tmp_path, spam_csv)
     assert (
         "model_files: expected files with distinct names; got ['m', 'm']" in capsys.readouterr().err
     )
+
+
+def test_fit_with_a_pooled_prior_mean_saves_it(tmp_path, spam_csv):
+    import bayesgen
+
+    path = tmp_path / "pooled.nc"
+    options = ["--inference", "conjugate", "--draws", "50", "--no-map", "--seed", "1"]
+    args = ["fit", "multinomial", str(spam_csv), "--target", "label", "--text-column", "text"]
+    assert main([*args, *options, "--prior-mean", "pooled", "--quiet", "--output", str(path)]) == 0
+    loaded = bayesgen.load(path)
+    assert loaded.prior_mean == "pooled"
+    counts = loaded.closed_form_["feature_count"].values.sum(axis=0) + 0.5
+    np.testing.assert_allclose(loaded.prior_mean_, counts / counts.sum(), rtol=1e-12)
