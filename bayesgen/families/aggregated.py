@@ -32,15 +32,17 @@ def _seed_key(seed: int, purpose: int) -> np.uint64:
 
 
 def _gamma_parameters(shape: np.ndarray) -> tuple[np.ndarray, bool]:
-    """Marsaglia–Tsang's d, c, log d and 1/a per cell, stacked (4, cells), for the kernels'
-    ``gamma_cells``; and whether any cell has a < 1 (boosted) or a = 0 (a point mass)."""
+    """Marsaglia–Tsang's d, c, log d and 1/a per cell, and 1.0 where a = 1 (an exponential),
+    stacked (5, cells), for the kernels; and whether any cell has a < 1 (boosted) or a = 0
+    (a point mass)."""
     shape = np.asarray(shape, dtype=np.float64).ravel()
     small = shape < 1.0
     d = np.where(small, shape + 1.0, shape) - 1.0 / 3.0
     inverse = np.zeros_like(shape)
     np.divide(1.0, shape, out=inverse, where=small & (shape > 0))
     inverse[shape <= 0] = -1.0
-    params = np.stack([d, 1.0 / np.sqrt(9.0 * d), np.log(d), inverse])
+    exponential = (shape == 1.0).astype(np.float64)
+    params = np.stack([d, 1.0 / np.sqrt(9.0 * d), np.log(d), inverse, exponential])
     return params, bool(small.any())
 
 

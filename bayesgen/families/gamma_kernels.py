@@ -245,30 +245,68 @@ def stream_tags(seed_key, ids, n_classes):
 
 
 @njit(cache=True, error_model="numpy", fastmath={"contract"})
-def block_variates(tags, params, lo, hi, first_draw, has_small, g, log_g, buffers):
-    """g and log g of cells lo…hi for draws first_draw + 0…DRAW_BLOCK - 1, laid out (cell,
-    draw), with ``buffers`` (keys, d, c, log d, 1/a, scratch (5, n), :func:`spare_buffers`)
-    of n values."""
-    n = (hi - lo) * DRAW_BLOCK
-    keys, d, c, log_d, inv_shape, scratch, spare = buffers
+def _exponential_values(tags, cells, m, lo, first_draw, g, log_g, buffers):
+    """Exp(1) = Gamma(1) values, -log U (counter 0 of each stream), and their logs, of the
+    ``m`` cells listed in ``cells``, put in their places of the block's (cell, draw)
+    layout: under the default α = 1 the zero-count cells, often most of them, at half the
+    cost of the rejection sampler."""
+    n = m * DRAW_BLOCK
+    uniform, value, log_value = buffers[5][0, :n], buffers[5][1, :n], buffers[5][2, :n]
+    for i in range(n):
+        draw = np.uint64(first_draw + (i & (DRAW_BLOCK - 1)))
+        uniform[i] = _unit(mix64(tags[cells[i >> DRAW_SHIFT]] + draw * DRAW_STRIDE))
+    log_into(uniform, value)
+    for i in range(n):
+        value[i] = -value[i]
+    log_into(value, log_value)
+    for i in range(n):
+        place = (cells[i >> DRAW_SHIFT] - lo) * DRAW_BLOCK + (i & (DRAW_BLOCK - 1))
+        g[place], log_g[place] = value[i], log_value[i]
+
+
+@njit(cache=True, error_model="numpy", fastmath={"contract"})
+def _sampled_values(tags, params, cells, m, lo, first_draw, has_small, g, log_g, buffers):
+    """Marsaglia–Tsang values of the ``m`` cells listed in ``cells``, put in their places
+    of the block's (cell, draw) layout."""
+    n = m * DRAW_BLOCK
+    keys, d, c, log_d, inv_shape, scratch, spare, value, log_value = buffers
     for i in range(n):  # separate simple loops: LLVM vectorises them, not one fused loop
         draw = np.uint64(first_draw + (i & (DRAW_BLOCK - 1)))
-        keys[i] = tags[lo + (i >> DRAW_SHIFT)] + draw * DRAW_STRIDE
-    cell_d, cell_c, cell_log_d = params[0, lo:hi], params[1, lo:hi], params[2, lo:hi]
+        keys[i] = tags[cells[i >> DRAW_SHIFT]] + draw * DRAW_STRIDE
     for i in range(n):
-        d[i], c[i], log_d[i] = (
-            cell_d[i >> DRAW_SHIFT],
-            cell_c[i >> DRAW_SHIFT],
-            cell_log_d[i >> DRAW_SHIFT],
-        )
+        cell = cells[i >> DRAW_SHIFT]
+        d[i], c[i], log_d[i] = params[0, cell], params[1, cell], params[2, cell]
     accepted = scratch[4, :n]
-    _attempt(keys[:n], d, c, log_d, 0, g, log_g, accepted, scratch)
-    _retry(keys[:n], d[:n], c[:n], log_d[:n], g[:n], log_g[:n], accepted, spare)
+    _attempt(keys[:n], d, c, log_d, 0, value, log_value, accepted, scratch)
+    _retry(keys[:n], d[:n], c[:n], log_d[:n], value[:n], log_value[:n], accepted, spare)
     if has_small:
         for i in range(n):
-            inv_shape[i] = params[3, lo + i // DRAW_BLOCK]
-        _small_shapes(keys[:n], inv_shape[:n], g, log_g)
-    return n
+            inv_shape[i] = params[3, cells[i >> DRAW_SHIFT]]
+        _small_shapes(keys[:n], inv_shape[:n], value, log_value)
+    for i in range(n):
+        place = (cells[i >> DRAW_SHIFT] - lo) * DRAW_BLOCK + (i & (DRAW_BLOCK - 1))
+        g[place], log_g[place] = value[i], log_value[i]
+
+
+@njit(cache=True, error_model="numpy", fastmath={"contract"})
+def block_variates(tags, params, lo, hi, first_draw, has_small, g, log_g, buffers, cells):
+    """g and log g of cells lo…hi for draws first_draw + 0…DRAW_BLOCK - 1, laid out (cell,
+    draw), with ``buffers`` (keys, d, c, log d, 1/a, scratch (5, n), :func:`spare_buffers`,
+    value, log value) of n values and ``cells`` (2, cells) of indices: the cells of shape 1
+    (``params[4]`` is 1) take the exponential, the others the rejection sampler."""
+    exponential, other = cells[0], cells[1]
+    m_exp = m_other = 0
+    for cell in range(lo, hi):  # without branches: which kind a cell is, is random
+        is_exp = params[4, cell] == 1.0
+        exponential[m_exp] = cell
+        other[m_other] = cell
+        m_exp += is_exp
+        m_other += 1 - is_exp
+    if m_exp:
+        _exponential_values(tags, exponential, m_exp, lo, first_draw, g, log_g, buffers)
+    if m_other:
+        _sampled_values(tags, params, other, m_other, lo, first_draw, has_small, g, log_g, buffers)
+    return (hi - lo) * DRAW_BLOCK
 
 
 @njit(parallel=True, cache=True, error_model="numpy", fastmath={"contract"})
@@ -311,7 +349,10 @@ def aggregated_log_joint(
             np.empty(size),
             np.empty((5, size)),
             spare_buffers(size),
+            np.empty(size),
+            np.empty(size),
         )
+        cells = np.empty((2, per_block * n_classes), dtype=np.int64)
         for start in range(0, n_words, per_block):
             stop = min(start + per_block, n_words)
             block_variates(
@@ -324,6 +365,7 @@ def aggregated_log_joint(
                 g,
                 log_g,
                 buffers,
+                cells,
             )
             for offset in range(stop - start):  # not j - start: that indexing is 3x slower
                 j, row = start + offset, offset * width
@@ -344,6 +386,7 @@ def aggregated_log_joint(
                 g,
                 log_g,
                 buffers,
+                cells,
             )
             for offset in range(stop - start):
                 doc, row = start + offset, offset * width
