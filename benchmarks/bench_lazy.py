@@ -192,7 +192,7 @@ def measure(args) -> dict:
     # Sanity: the exact predictive (parameters integrated out) lies inside most intervals.
     exact = predictor.posterior_predictive_proba(X_test)
     out["exact_predictive_inside"] = float(np.mean((lower <= exact) & (exact <= upper)))
-    held = [e.__dict__["_idata"]._tree for e in (est, predictor)]
+    held = [e.__dict__["_idata"].made for e in (est, predictor)]
     out["idata_materialised"] = any(tree is not None for tree in held)
     out["materialised_posterior_MiB"] = 2 * 1000 * args.classes * (args.words + 1) * 8 / MiB
     out["machine"] = f"{platform.machine()}, {os.cpu_count()} CPUs"

@@ -252,16 +252,18 @@ def _exponential_values(tags, cells, m, lo, first_draw, g, log_g, buffers):
     cost of the rejection sampler."""
     n = m * DRAW_BLOCK
     uniform, value, log_value = buffers[5][0, :n], buffers[5][1, :n], buffers[5][2, :n]
-    for i in range(n):
-        draw = np.uint64(first_draw + (i & (DRAW_BLOCK - 1)))
-        uniform[i] = _unit(mix64(tags[cells[i >> DRAW_SHIFT]] + draw * DRAW_STRIDE))
+    for q in range(m):  # per cell, its DRAW_BLOCK draws: no gathers per value
+        tag, row = tags[cells[q]], q * DRAW_BLOCK
+        for b in range(DRAW_BLOCK):
+            uniform[row + b] = _unit(mix64(tag + np.uint64(first_draw + b) * DRAW_STRIDE))
     log_into(uniform, value)
     for i in range(n):
         value[i] = -value[i]
     log_into(value, log_value)
-    for i in range(n):
-        place = (cells[i >> DRAW_SHIFT] - lo) * DRAW_BLOCK + (i & (DRAW_BLOCK - 1))
-        g[place], log_g[place] = value[i], log_value[i]
+    for q in range(m):
+        place, row = (cells[q] - lo) * DRAW_BLOCK, q * DRAW_BLOCK
+        for b in range(DRAW_BLOCK):
+            g[place + b], log_g[place + b] = value[row + b], log_value[row + b]
 
 
 @njit(cache=True, error_model="numpy", fastmath={"contract"})
@@ -270,12 +272,17 @@ def _sampled_values(tags, params, cells, m, lo, first_draw, has_small, g, log_g,
     of the block's (cell, draw) layout."""
     n = m * DRAW_BLOCK
     keys, d, c, log_d, inv_shape, scratch, spare, value, log_value = buffers
-    for i in range(n):  # separate simple loops: LLVM vectorises them, not one fused loop
-        draw = np.uint64(first_draw + (i & (DRAW_BLOCK - 1)))
-        keys[i] = tags[cells[i >> DRAW_SHIFT]] + draw * DRAW_STRIDE
-    for i in range(n):
-        cell = cells[i >> DRAW_SHIFT]
-        d[i], c[i], log_d[i] = params[0, cell], params[1, cell], params[2, cell]
+    for q in range(m):  # per cell, its DRAW_BLOCK draws: no gathers per value
+        cell, row = cells[q], q * DRAW_BLOCK
+        tag, cell_d, cell_c, cell_log_d = (
+            tags[cell],
+            params[0, cell],
+            params[1, cell],
+            params[2, cell],
+        )
+        for b in range(DRAW_BLOCK):
+            keys[row + b] = tag + np.uint64(first_draw + b) * DRAW_STRIDE
+            d[row + b], c[row + b], log_d[row + b] = cell_d, cell_c, cell_log_d
     accepted = scratch[4, :n]
     _attempt(keys[:n], d, c, log_d, 0, value, log_value, accepted, scratch)
     _retry(keys[:n], d[:n], c[:n], log_d[:n], value[:n], log_value[:n], accepted, spare)
@@ -283,9 +290,10 @@ def _sampled_values(tags, params, cells, m, lo, first_draw, has_small, g, log_g,
         for i in range(n):
             inv_shape[i] = params[3, cells[i >> DRAW_SHIFT]]
         _small_shapes(keys[:n], inv_shape[:n], value, log_value)
-    for i in range(n):
-        place = (cells[i >> DRAW_SHIFT] - lo) * DRAW_BLOCK + (i & (DRAW_BLOCK - 1))
-        g[place], log_g[place] = value[i], log_value[i]
+    for q in range(m):
+        place, row = (cells[q] - lo) * DRAW_BLOCK, q * DRAW_BLOCK
+        for b in range(DRAW_BLOCK):
+            g[place + b], log_g[place + b] = value[row + b], log_value[row + b]
 
 
 @njit(cache=True, error_model="numpy", fastmath={"contract"})
