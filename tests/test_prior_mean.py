@@ -306,3 +306,28 @@ def test_nuts_posterior_of_the_pooled_prior_matches_the_closed_form(text_data_sm
         alpha=2.0, prior_mean="pooled", draws=1000, tune=1000, chains=2, random_seed=0
     ).fit(X[:, :10], y)
     assert bayesgen.compare(est).ok
+
+
+@pytest.mark.parametrize("prior_mean", ["uniform", "pooled"])
+@pytest.mark.parametrize("weighted_rows", [False, True])
+def test_bernoulli_evidence_from_the_non_zeros_equals_the_generic_pairs(prior_mean, weighted_rows):
+    from bayesgen.families.evidence import DirichletEvidence
+
+    rng = np.random.default_rng(4)
+    X = (rng.random((150, 25)) < rng.random(25) * 0.4).astype(np.int64)
+    X[:, 3] = 1  # a feature every row has: its absent counts are zero
+    y = rng.integers(0, 3, 150)
+    weight = rng.uniform(0.5, 2.0, 150) if weighted_rows else None  # fractional counts
+    est = family("bernoulli_nb").fit(X, y, prior_mean=prior_mean, sample_weight=weight)
+    counts = est["feature_count"].values
+    pairs = np.stack([counts, est["class_count"].values[:, None] - counts], axis=-1)
+    w = est["prior_weight"].values if prior_mean == "pooled" else np.ones(25)
+    generic = DirichletEvidence(pairs, weight=np.stack([w, 2.0 - w], axis=-1))
+    fast = family(est).feature_evidence(est)
+    lam = np.array([1e-3, 0.2, 1.0, 13.0, 4e3])
+    np.testing.assert_allclose(fast(lam), generic(lam), rtol=1e-10)
+    np.testing.assert_allclose(fast.derivative(lam), generic.derivative(lam), rtol=1e-6, atol=1e-9)
+    per_class = np.array([[0.3, 2.0, 9.0]])
+    np.testing.assert_allclose(
+        fast(per_class, per_class=True), generic(per_class, per_class=True), rtol=1e-10
+    )
