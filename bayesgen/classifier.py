@@ -45,7 +45,7 @@ class GenerativeClassifier(GenerativeWorkflow, ClassifierMixin, BaseEstimator):
     >>> isinstance(est, GenerativeClassifier)
     True
     >>> est.fit(X, y).predict_proba([[0, 1, 3]]).round(2)
-    array([[0.07, 0.93]])
+    array([[0.06, 0.94]])
     >>> low, high = est.predict_proba_interval([[0, 1, 3]], prob=0.9)
     >>> bool((low <= est.predict_proba([[0, 1, 3]])).all())
     True

@@ -128,11 +128,12 @@ class MultinomialFamily(NaiveBayesFamily):
         θ_kw = g_kw / (Σ_{w∈x} g_kw + R_k) with g_kw ~ Gamma(N_kw + λ) and R_k ~ Gamma of the
         concentration of the words the document lacks: by the Dirichlet aggregation property
         that is exactly Dirichlet(θ_k restricted to the document's words, the rest), so each
-        document's draws of p(y | x, θ) have the exact posterior law. g_kw is drawn from a
-        stream keyed by (seed, word) and R from one keyed by (seed, the document's content),
-        so a document gets the same draws in any batch or order (to rounding: sums over its
-        words are added in another order); documents share the g of
-        their common words but not the remainder, so draws of different documents are not
+        document's draws of p(y | x, θ) have the exact posterior law. Each g_kw is drawn from
+        a stream keyed by (seed, word, class, draw) and R from one keyed by (seed, the
+        document's content, class, draw), and a document's sums are added in its words'
+        order, so a document gets the same draws, bit for bit, in any batch, order or number
+        of threads (:mod:`bayesgen.families.aggregated`); documents share the g of their
+        common words but not the remainder, so draws of different documents are not
         jointly those of one θ. The cost is the batch's distinct words × classes × draws
         Gamma variates, not the vocabulary's. None under a hyperprior on λ.
         """
