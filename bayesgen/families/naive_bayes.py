@@ -321,17 +321,14 @@ class NaiveBayesFamily(Family):
         # O per cell: n_outcomes broadcasts against feature_count without its class axis
         n_outcomes = np.broadcast_to(np.asarray(n_outcomes, dtype=np.float64), shape)
         weight = np.where(real, n_outcomes * mean, 0.0)
+        # Over each simplex (a Bernoulli feature's pair (w, 2 − w)) the weights of a proper
+        # prior mean are > 0 and sum to the simplex's outcomes.
         probe = statistics.assign(prior_weight=(statistics["feature_count"].dims[1:], weight))
-        _, concentration, _ = self.concentrations(probe.assign_attrs(alpha=1.0), posterior=False)
-        _, outcomes, _ = self.concentrations(
-            probe.assign(prior_weight=(probe["prior_weight"].dims, real * 1.0)).assign_attrs(
-                alpha=1.0
-            ),
-            posterior=False,
-        )
-        sums, expected = concentration[0].sum(axis=-1), outcomes[0].sum(axis=-1)
+        simplex = self.simplex_prior_weights(probe)
+        outcomes = np.ones(simplex.shape, dtype=bool) if mask is None else mask
+        sums, expected = np.where(outcomes, simplex, 0.0).sum(axis=-1), outcomes.sum(axis=-1)
         off = ~np.isclose(sums, expected, rtol=1e-6, atol=0.0)
-        if np.any(off) or np.any((outcomes > 0) & (concentration <= 0)):
+        if np.any(off) or np.any(simplex[outcomes] <= 0):
             raise ValueError(
                 "prior_mean: expected probabilities that sum to 1 over each simplex of "
                 "feature_prob (the vocabulary; a feature's categories; for the Bernoulli model "
@@ -373,13 +370,12 @@ class NaiveBayesFamily(Family):
     def prior_mean(self, estimates: xr.Dataset) -> np.ndarray:
         """E[``feature_prob``] under the prior, per cell of ``feature_count`` without the
         class axis: w / O (see :meth:`prior_weights`); 0 in padding."""
-        _, concentration, beta = self.concentrations(
-            estimates.assign_attrs(alpha=1.0), posterior=False
+        shape = estimates["feature_count"].shape[1:]
+        _, n_outcomes, mask = self.smoothing_terms(estimates)
+        mean = np.broadcast_to(self.prior_weights(estimates), shape) / np.broadcast_to(
+            np.asarray(n_outcomes, dtype=np.float64), shape
         )
-        first = concentration[0]
-        with np.errstate(invalid="ignore"):
-            mean = first / first.sum(axis=-1, keepdims=True)
-        return np.nan_to_num(mean[..., 0] if beta else mean)
+        return mean if mask is None else np.where(mask, mean, 0.0)
 
     def smoothing_terms(self, statistics: xr.Dataset):
         """``(totals, n_outcomes, mask)`` of add-λ over the feature counts: ``feature_prob`` =
