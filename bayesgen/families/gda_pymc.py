@@ -28,6 +28,13 @@ from pymc.distributions.shape_utils import rv_size_is_none
 _LOG_2PI = float(np.log(2 * np.pi))
 
 
+def static_data(name: str, value, **kwargs):
+    """``pm.Data`` with its shape fixed (``pm.set_data`` keeps shapes here anyway): with
+    unknown shapes every broadcast in the graph gets a run-time shape check, whose error
+    message alone takes numba seconds to compile."""
+    return pm.Data(name, value, shape=np.shape(value), **kwargs)
+
+
 def gda_pymc_model(estimates: xr.Dataset, *, cov_prior: str, lkj_eta: float) -> pm.Model:
     """The model :meth:`~bayesgen.families.gda.GaussianFamily.pymc_model` documents."""
     from bayesgen.generative import (
@@ -49,7 +56,7 @@ def gda_pymc_model(estimates: xr.Dataset, *, cov_prior: str, lkj_eta: float) -> 
     with pm.Model(coords=model_coords(estimates)) as model:
         # Hyperparameters are data too, so one compiled graph serves every data set of
         # this shape.
-        prior_mean = pm.Data("prior_mean", estimates["prior_mean"].values, dims="feature")
+        prior_mean = static_data("prior_mean", estimates["prior_mean"].values, dims="feature")
         prior_kappa = pm.Data("prior_kappa", estimates.attrs["prior_kappa"])
         class_count, class_prob = class_prob_prior(estimates, class_alpha)
         n_present = int(np.count_nonzero(estimates["class_count"].values > 0))
@@ -61,11 +68,11 @@ def gda_pymc_model(estimates: xr.Dataset, *, cov_prior: str, lkj_eta: float) -> 
             mu = precision_normal("mu", prior_mean, prec_chol, half_log_det, prior_kappa)
             observed_means_by_precision(estimates, class_count, mu, prec_chol, half_log_det)
             if regular:
-                observed = pm.Data("scatter_data", scatter, dims=square)
+                observed = static_data("scatter_data", scatter, dims=square)
                 wishart_by_precision("scatter", dof, prec_chol, half_log_det, observed)
             else:
                 singular_scatter_potential(
-                    pm.Data("scatter_root", _matrix_root(scatter), dims=square),
+                    static_data("scatter_root", _matrix_root(scatter), dims=square),
                     dof,
                     prec_chol,
                     half_log_det,
@@ -77,7 +84,7 @@ def gda_pymc_model(estimates: xr.Dataset, *, cov_prior: str, lkj_eta: float) -> 
             scale = np.sqrt(
                 np.diag(estimates["prior_scale"].values) / _prior_cov_divisor(estimates)
             )
-            scale = pm.Data("prior_sd", scale, dims="feature")
+            scale = static_data("prior_sd", scale, dims="feature")
             chol, _, _ = pm.LKJCholeskyCov(
                 "cov_chol",
                 n=n_features,
@@ -88,12 +95,12 @@ def gda_pymc_model(estimates: xr.Dataset, *, cov_prior: str, lkj_eta: float) -> 
             mu = pm.Normal("mu", mu=prior_mean, sigma=10 * scale, dims=("class", "feature"))
             observed_class_means(estimates, class_count, mu, chol)
             if regular:
-                observed = pm.Data("scatter_data", scatter, dims=square)
+                observed = static_data("scatter_data", scatter, dims=square)
                 pm.Wishart("scatter", nu=dof, scale_chol=chol, observed=observed, dims=square)
             else:
                 # Any R with S = R Rᵀ turns tr(Λ S) into a sum of squares; eigh tolerates a
                 # singular S.
-                root = pm.Data("scatter_root", _matrix_root(scatter), dims=square)
+                root = static_data("scatter_root", _matrix_root(scatter), dims=square)
                 whitened = pt.linalg.solve_triangular(chol, root, lower=True)
                 pm.Potential(
                     "scatter_loglik",
@@ -119,7 +126,7 @@ def bartlett_precision_chol(estimates: xr.Dataset, n_classes: int | None = None)
     n_features = estimates.sizes["feature"]
     dof = pm.Data("prior_dof", estimates.attrs["prior_dof"])
     scale_chol = np.linalg.cholesky(np.linalg.inv(estimates["prior_scale"].values))
-    scale_chol = pm.Data("prior_precision_chol", scale_chol, dims=("feature", "feature2"))
+    scale_chol = static_data("prior_precision_chol", scale_chol, dims=("feature", "feature2"))
     batch = () if n_classes is None else (n_classes,)
     n_below = n_features * (n_features - 1) // 2
     chi2 = pm.ChiSquared(
@@ -225,7 +232,7 @@ def observed_means_by_precision(stats, class_count, mu, prec_chol, half_log_det)
         dims, index = ("observed_class", "feature"), present
     if prec_chol.ndim == 3:
         prec_chol, half_log_det = prec_chol[index], half_log_det[index]
-    data = pm.Data("class_mean_data", stats["class_mean"].values[present], dims=dims)
+    data = static_data("class_mean_data", stats["class_mean"].values[present], dims=dims)
     n_rows = pt.cast(class_count[index], "float64")
     precision_normal(
         "class_mean", mu[index], prec_chol, half_log_det, n_rows, observed=data, dims=dims

@@ -18,6 +18,7 @@ from bayesgen.families.gda_pymc import (
     observed_means_by_precision,
     precision_normal,
     singular_scatter_potential,
+    static_data,
     wishart_by_precision,
 )
 
@@ -36,7 +37,7 @@ def qda_pymc_model(estimates: xr.Dataset) -> pm.Model:
     with pm.Model(coords=model_coords(estimates)) as model:
         # Hyperparameters are data too, so one compiled graph serves every data set of
         # this shape.
-        prior_mean = pm.Data("prior_mean", estimates["prior_mean"].values, dims="feature")
+        prior_mean = static_data("prior_mean", estimates["prior_mean"].values, dims="feature")
         prior_kappa = pm.Data("prior_kappa", estimates.attrs["prior_kappa"])
         class_count, _ = class_prob_prior(estimates, class_alpha)
         # L_k, the Cholesky factor of Λ_k, and the Gaussian densities on it: see gda_pymc.
@@ -59,7 +60,7 @@ def _pymc_class_scatters(estimates, class_count, prec_chol, half_log_det) -> Non
     singular = []
     for k in range(len(count)):
         if wishart_is_regular(scatter[k], float(count[k]) - 1.0):
-            observed = pm.Data(f"scatter_{k}_data", scatter[k], dims=square)
+            observed = static_data(f"scatter_{k}_data", scatter[k], dims=square)
             dof = class_count[k] - 1
             wishart_by_precision(f"scatter_{k}", dof, prec_chol[k], half_log_det[k], observed)
         elif count[k] >= 2:
@@ -68,7 +69,7 @@ def _pymc_class_scatters(estimates, class_count, prec_chol, half_log_det) -> Non
         # Any R_k with S_k = R_k R_kᵀ turns tr(Λ_k S_k) into a sum of squares; eigh
         # tolerates a singular S_k (a class with fewer samples than features).
         singular_scatter_potential(
-            pm.Data("scatter_root", _matrix_roots(scatter[singular])),
+            static_data("scatter_root", _matrix_roots(scatter[singular])),
             pt.cast(class_count[singular], "float64") - 1.0,
             prec_chol[singular],
             half_log_det[singular],
