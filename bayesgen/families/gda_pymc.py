@@ -142,8 +142,9 @@ def bartlett_precision_chol(estimates: xr.Dataset, n_classes: int | None = None)
 
 def _lower_triangular(diagonal, below, n_features: int, batch: tuple[int, ...]):
     """The lower triangular matrices with ``diagonal`` on their diagonal and ``below`` under
-    it (row-major), as products with constant 0/1 matrices: set_subtensor at the triangle's
-    indices is an advanced indexing op whose gradient compiles for a long time."""
+    it (row-major), as products with constant 0/1 matrices summed: set_subtensor at the
+    triangle's indices puts advanced-indexing ops (and their gradients) in the graph, each
+    one more numba function to compile."""
     size = n_features * n_features
     rows, cols = np.tril_indices(n_features, k=-1)
     place_diagonal = np.zeros((n_features, size))
