@@ -546,9 +546,7 @@ class GenerativeClassifier(GenerativeWorkflow, ClassifierMixin, BaseEstimator):
             raise ValueError(f"prob: expected a probability in (0, 1); got {prob}.")
         draws = self.predict_proba_draws(X).values
         tail = (1 - prob) / 2
-        # NumPy's quantile on the (sample, obs, class) view: xarray's stack would copy every
-        # draw and its NaN-skipping quantile sort slower.
-        lower, upper = np.quantile(draws.reshape(-1, *draws.shape[2:]), [tail, 1 - tail], axis=0)
+        lower, upper = _draw_quantiles(draws.reshape(-1, *draws.shape[2:]), [tail, 1 - tail])
         return lower, upper
 
     def predict(self, X) -> np.ndarray:
@@ -602,6 +600,34 @@ def _shape(data) -> tuple[int, ...] | None:
         return tuple(data.shape) if hasattr(data, "shape") else np.shape(data)
     except (TypeError, ValueError):  # ragged lists: the data checks report them
         return None
+
+
+#: Values of a block of draws above which its quantiles are taken on two threads.
+_THREADED_QUANTILE_VALUES = 1_000_000
+
+
+def _draw_quantiles(samples: np.ndarray, probs) -> np.ndarray:
+    """``np.quantile(samples, probs, axis=0)`` of a call's own draws (sample, ...), which it
+    partitions in place.
+
+    NumPy's quantile, not xarray's (whose stack copies every draw, and whose NaN-skipping
+    quantile sorts slower). NumPy's partition releases the GIL, so a large block's columns go
+    to two threads: 1,000 draws x 20,000 values take 0.33 s on one, 0.16 s on two.
+    """
+    columns = samples.reshape(samples.shape[0], -1)
+    if columns.size < _THREADED_QUANTILE_VALUES:
+        out = np.quantile(columns, probs, axis=0, overwrite_input=True)
+    else:
+        from concurrent.futures import ThreadPoolExecutor
+
+        half = columns.shape[1] // 2
+        parts = (columns[:, :half], columns[:, half:])
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            quantiles = pool.map(
+                lambda part: np.quantile(part, probs, axis=0, overwrite_input=True), parts
+            )
+            out = np.concatenate(list(quantiles), axis=1)
+    return out.reshape(len(probs), *samples.shape[1:])
 
 
 def _n_columns(X) -> int | None:

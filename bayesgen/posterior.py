@@ -306,8 +306,14 @@ class ConjugatePosterior:
         n_chains, n_draws, n_classes = self.chains, self.draws_per_chain, len(classes)
         n_samples = n_chains * n_draws
         step = max(1, DRAW_CHUNK_ELEMENTS // (n_samples * n_classes))
-        proba = np.empty((n_samples, X.shape[0], n_classes))
-        for start in range(0, X.shape[0], step):
+        if step >= X.shape[0]:  # one block: its softmax, made in place, is the answer
+            proba = self.predict_log_joint(X, n_samples)
+            if proba is None:
+                return None
+            proba = _softmax(proba)
+        else:
+            proba = np.empty((n_samples, X.shape[0], n_classes))
+        for start in range(0, X.shape[0] if step < X.shape[0] else 0, step):
             rows = slice(start, min(start + step, X.shape[0]))
             joint = self.predict_log_joint(X[rows], n_samples)
             if joint is None:

@@ -366,3 +366,17 @@ def test_gda_lkj_nuts_gives_mu_near_the_mle():
     np.testing.assert_allclose(means["mu"].values, mle_mu, atol=0.05)
     np.testing.assert_allclose(np.diag(means["cov"].values), np.diag(scatter) / 90, rtol=0.2)
     assert means["coef"].dims == ("class", "feature")
+
+
+def test_draw_quantiles_on_two_threads_equal_numpys_and_cover_every_column():
+    from bayesgen.classifier import _THREADED_QUANTILE_VALUES, _draw_quantiles
+
+    rng = np.random.default_rng(0)
+    samples = rng.random((200, 101, 70))  # odd columns: the halves differ in size
+    assert samples.size >= _THREADED_QUANTILE_VALUES  # the threaded path
+    expected = np.quantile(samples, [0.03, 0.97], axis=0)
+    np.testing.assert_array_equal(_draw_quantiles(samples.copy(), [0.03, 0.97]), expected)
+    small = samples[:, :3, :5].copy()
+    np.testing.assert_array_equal(
+        _draw_quantiles(small.copy(), [0.1, 0.9]), np.quantile(small, [0.1, 0.9], axis=0)
+    )
