@@ -9,7 +9,7 @@ its own.
 
 The search is one-dimensional, in log λ over :data:`BOUNDS`: the log evidence on a coarse grid
 finds the best decade, and the root of its derivative (digamma functions) there, by
-Brent's method, gives λ to about 1e-12 relative. Where the evidence still grows at a bound,
+Brent's method, gives λ to about 1e-10 relative. Where the evidence still grows at a bound,
 the bound is returned with a warning that names the parameter.
 
 NumPy and SciPy only.
@@ -156,7 +156,7 @@ def maximise_evidence(
         return float(bounds[1])
     left, right = grid[max(best - 1, 0)], grid[min(best + 1, last)]
     if slope(left) > 0 > slope(right):
-        root = brentq(slope, left, right, xtol=1e-12, rtol=1e-14)
+        root = brentq(slope, left, right, xtol=1e-10)  # in log λ: λ to 1e-10 relative
     else:
         # A flat or many-peaked evidence: the best point near the grid's best, by its values.
         result = minimize_scalar(
