@@ -259,10 +259,7 @@ def _exponential_values(tags, cells, m, lo, first_draw, g, log_g, buffers):
     for i in range(n):
         value[i] = -value[i]
     log_into(value, log_value)
-    for q in range(m):
-        place, row = (cells[q] - lo) * DRAW_BLOCK, q * DRAW_BLOCK
-        for b in range(DRAW_BLOCK):
-            g[place + b], log_g[place + b] = value[row + b], log_value[row + b]
+    _put_in_place(cells, m, lo, value, log_value, g, log_g)
 
 
 @njit(cache=True, error_model="numpy", fastmath={"contract"})
@@ -289,6 +286,13 @@ def _sampled_values(tags, params, cells, m, lo, first_draw, has_small, g, log_g,
         for i in range(n):
             inv_shape[i] = params[3, cells[i >> DRAW_SHIFT]]
         _small_shapes(keys[:n], inv_shape[:n], value, log_value)
+    _put_in_place(cells, m, lo, value, log_value, g, log_g)
+
+
+@njit(inline="always", cache=True, error_model="numpy", fastmath={"contract"})
+def _put_in_place(cells, m, lo, value, log_value, g, log_g):
+    """The values of the ``m`` cells listed in ``cells`` (in their order, DRAW_BLOCK each)
+    put in their places of the block's (cell, draw) layout."""
     for q in range(m):
         place, row = (cells[q] - lo) * DRAW_BLOCK, q * DRAW_BLOCK
         for b in range(DRAW_BLOCK):
