@@ -94,10 +94,6 @@ class BernoulliFamily(NaiveBayesFamily):
         rows = statistics["class_count"].values.sum()
         return 2.0 * (present + 0.5) / (rows + 1.0)
 
-    def simplex_to_cells(self, values: np.ndarray) -> np.ndarray:
-        """The presence of each (present, absent) pair: absence's weight is 2 − w."""
-        return values[..., 0]
-
     def pair_pseudocounts(self, estimates: xr.Dataset, alpha: float | None = None):
         """The prior Beta(λ w, λ (2 − w)) of φ: (λ w, λ (2 − w)), broadcastable to the
         counts (w = 1: Beta(λ, λ))."""

@@ -339,19 +339,16 @@ class NaiveBayesFamily(Family):
     def pooled_prior_weight(self, statistics: xr.Dataset) -> np.ndarray:
         """``prior_weight`` of ``prior_mean="pooled"``: O m per cell of ``feature_count``
         (without the class axis), m the add-½ frequencies of the counts summed over the
-        classes within each simplex of :meth:`feature_simplices`, O its real outcomes."""
+        classes within each simplex of :meth:`feature_simplices`, O its real outcomes. The
+        simplices' outcomes are the cells here; a family whose simplices are laid out
+        otherwise (the Bernoulli model's pairs) overrides this."""
         counts, mask = self.feature_simplices(statistics)
         real = np.ones(counts.shape[1:], dtype=bool) if mask is None else mask
         real = np.broadcast_to(real, counts.shape)[0]
         pooled = np.where(real, counts.sum(axis=0) + 0.5, 0.0)
         with np.errstate(invalid="ignore"):  # a simplex without outcomes has no weight
             weight = real.sum(axis=-1, keepdims=True) * pooled / pooled.sum(axis=-1, keepdims=True)
-        return self.simplex_to_cells(np.nan_to_num(weight))
-
-    def simplex_to_cells(self, values: np.ndarray) -> np.ndarray:
-        """Per-outcome values of :meth:`feature_simplices` in the layout of ``feature_count``
-        (the same here; the Bernoulli model keeps the first of each pair)."""
-        return values
+        return np.nan_to_num(weight)
 
     def prior_weights(self, estimates: xr.Dataset) -> np.ndarray | float:
         """λ's multiplier w per cell of ``feature_count`` (broadcast over the classes): the
