@@ -267,7 +267,7 @@ def compare(
     if alpha_prior is not None:
         alpha = hyperprior.posterior_of(stats, alpha_prior)
     else:
-        alpha = fitted_alpha if alpha is None else float(alpha)
+        alpha = fitted_alpha if alpha is None else _smoothing_asked(alpha, stats)
     class_alpha = fitted_class_alpha if class_alpha is None else float(class_alpha)
     # The expectations follow the prior asked for; whether find_MAP's values mean anything
     # follows the prior that was fitted.
@@ -278,7 +278,7 @@ def compare(
     )
     fitted_blocks = (
         blocks
-        if (alpha, class_alpha) == (fitted_alpha, fitted_class_alpha)
+        if _same_alpha(alpha, fitted_alpha) and class_alpha == fitted_class_alpha
         else expected_values(
             stats,
             alpha=fitted_alpha,
@@ -664,3 +664,20 @@ def _identities(
                 }
             )
     return pd.DataFrame(rows, columns=["identity", "variable", "prior", "checked", "satisfied"])
+
+
+def _smoothing_asked(alpha, stats):
+    """compare()'s ``alpha``: a number, or one λ per class (checked against the fit's
+    classes)."""
+    from bayesgen.closed_form import check_class_smoothing
+
+    return check_class_smoothing(alpha, stats.sizes["class"], "alpha")
+
+
+def _same_alpha(first, second) -> bool:
+    """Whether two λ (numbers, arrays of one per class, or p(λ | D)) are the same."""
+    if isinstance(first, hyperprior.AlphaPosterior) or isinstance(
+        second, hyperprior.AlphaPosterior
+    ):
+        return first is second
+    return np.shape(first) == np.shape(second) and bool(np.all(first == second))

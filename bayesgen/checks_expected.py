@@ -250,8 +250,13 @@ def simplex_block(
     )
 
 
-def _simplex_prior(alpha: float, *, beta: bool, shared_mean: bool) -> str:
+def _simplex_prior(alpha, *, beta: bool, shared_mean: bool) -> str:
     """The prior of a Dirichlet/Beta block, as the comparison table names it."""
+    if np.ndim(alpha) > 0:  # one λ per class
+        lam = f"λ_k = ({', '.join(f'{value:g}' for value in np.ravel(alpha))})"
+        if shared_mean:
+            return f"Beta(2λ_k m, 2λ_k (1 − m)), {lam}" if beta else f"Dirichlet(λ_k O m), {lam}"
+        return f"Beta(λ_k, λ_k), {lam}" if beta else f"Dirichlet(λ_k), {lam}"
     if shared_mean:
         return (
             f"Beta(2λ m, 2λ (1 − m)), λ = {alpha:g}" if beta else f"Dirichlet(λ O m), λ = {alpha:g}"
@@ -344,6 +349,9 @@ def map_identity(prior_family: str, alpha: float) -> str:
     def prior(a: str) -> str:
         return f"Beta({a}, {a})" if prior_family == "Beta" else f"Dirichlet({a})"
 
+    if np.ndim(alpha) > 0:  # one λ per class: the general identity, with α = λ_k
+        n_outcomes = "2" if prior_family == "Beta" else "K"
+        return f"MAP under {prior('λ_k')} = (n + λ_k − 1) / (N + {n_outcomes}(λ_k − 1))"
     if alpha == 1:
         return f"MAP under {prior('1')} = MLE"
     if alpha > 1:

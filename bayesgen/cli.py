@@ -112,9 +112,11 @@ def _parser() -> argparse.ArgumentParser:
     _add_feature_options(fit)
     fit.add_argument(
         "--alpha",
-        type=_smoothing,
+        type=_feature_smoothing,
         default=1.0,
-        help="smoothing λ (naive Bayes), or 'evidence' to choose it by the evidence",
+        help="smoothing λ (naive Bayes); 'evidence' to choose it by the evidence, "
+        "'evidence_per_class' for one λ per class where the evidence supports it, or one λ "
+        "per class, comma-separated in the order of the sorted class labels",
     )
     fit.add_argument(
         "--prior-mean",
@@ -280,6 +282,26 @@ def _smoothing(text: str) -> float | str:
         return text
     expected = "a finite number > 0 or 'evidence'"
     return _number(text, float, expected, lambda v: math.isfinite(v) and v > 0)
+
+
+def _feature_smoothing(text: str) -> float | str | list[float]:
+    """``--alpha``: as :func:`_smoothing`, or "evidence_per_class", or one λ > 0 per class
+    separated by commas (their number is checked against the classes at fit)."""
+    if text in ("evidence", "evidence_per_class"):
+        return text
+    expected = (
+        "a finite number > 0, 'evidence', 'evidence_per_class' or numbers > 0 separated by "
+        "commas (one per class)"
+    )
+    try:
+        values = [_number(part, float, expected, _is_positive) for part in text.split(",")]
+    except argparse.ArgumentTypeError:
+        raise argparse.ArgumentTypeError(f"expected {expected}; got {text!r}") from None
+    return values[0] if len(values) == 1 else values
+
+
+def _is_positive(value: float) -> bool:
+    return math.isfinite(value) and value > 0
 
 
 def _finite_float(text: str) -> float:

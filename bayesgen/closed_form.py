@@ -205,6 +205,21 @@ def add_lambda(counts, totals, alpha: float, n_outcomes, weight=1.0) -> np.ndarr
         return (counts + alpha * np.asarray(weight, dtype=np.float64)) / denominator
 
 
+def per_class(alpha, ndim: int):
+    """λ ready to broadcast against an array of ``ndim`` axes whose first is the class: a
+    number as it is, one λ per class (shape (n_classes,)) as shape (n_classes, 1, ..., 1).
+
+    Examples
+    --------
+    >>> from bayesgen.closed_form import per_class
+    >>> per_class(0.5, 2), per_class([0.5, 2.0], 3).shape
+    (0.5, (2, 1, 1))
+    """
+    if np.ndim(alpha) == 0:
+        return alpha
+    return np.asarray(alpha, dtype=np.float64).reshape((-1,) + (1,) * (ndim - 1))
+
+
 def dirichlet_mode(counts, alpha, *, axis: int = -1, allow_boundary: bool = False) -> np.ndarray:
     """Mode (n + α - 1) / (N + K(α - 1)) of a Dirichlet(α + n) posterior along ``axis``.
 
@@ -429,6 +444,43 @@ def _fit(model: str, X, y, **options) -> xr.Dataset:
     return family(model).fit(X, y, **options)
 
 
+def check_class_smoothing(value, n_classes: int, name: str = "alpha") -> float | np.ndarray:
+    """The naive Bayes λ: a number >= 0 (one λ for every class), or one λ > 0 per class.
+
+    Returns a float, or a new float array of shape (n_classes,) (the caller's array is not
+    kept, so that later changes to it do not reach a fit).
+
+    Examples
+    --------
+    >>> from bayesgen.closed_form import check_class_smoothing
+    >>> check_class_smoothing(1, 2), check_class_smoothing([0.5, 2], 2).tolist()
+    (1.0, [0.5, 2.0])
+    >>> check_class_smoothing([0.5, 2, 1], 2)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+        ...
+    ValueError: alpha: expected ... an array of shape (n_classes,) = (2,); got shape (3,).
+    """
+    if np.ndim(value) == 0:
+        return check_smoothing(value, name)
+    expected = (
+        f"a number >= 0 or one λ > 0 per class, an array of shape (n_classes,) = ({n_classes},)"
+    )
+    try:
+        values = np.array(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name}: expected {expected}; got {value!r}.") from None
+    if values.shape != (n_classes,):
+        raise ValueError(f"{name}: expected {expected}; got shape {values.shape}.")
+    bad = ~(np.isfinite(values) & (values > 0))
+    if np.any(bad):
+        # Per class only a proper prior: λ = 0 (the MLE) is one λ for all classes.
+        raise ValueError(
+            f"{name}: expected {expected} with every value finite and > 0; got "
+            f"{values[bad][:5].tolist()}."
+        )
+    return values
+
+
 def check_smoothing(value, name: str) -> float:
     try:
         value = float(value)
@@ -566,7 +618,7 @@ def log_prob_terms(
     """
     count = np.asarray(count, dtype=np.float64)
     total = np.broadcast_to(np.asarray(total, dtype=np.float64), count.shape)
-    if alpha > 0:
+    if np.all(np.asarray(alpha) > 0):  # a number, or one λ per class (each > 0)
         return np.zeros_like(count), np.log(add_lambda(count, total, alpha, n_outcomes, weight))
     order = ((count == 0) & (total > 0)).astype(np.float64)
     with np.errstate(divide="ignore", invalid="ignore"):

@@ -200,7 +200,8 @@ def fit(family, X, y, **options) -> xr.Dataset:
 
     prior = {name: options.pop(name) for name in _PRIOR_OPTIONS if name in options}
     for name in ("alpha", "class_alpha"):  # before any chunk is read
-        if name in prior:
+        # one λ per class (an array) is checked against the classes, once they are counted
+        if name in prior and np.ndim(prior[name]) == 0:
             check_smoothing(prior[name], name)
     statistics = sufficient_statistics(family, X, y, **options)
     estimates = family.from_statistics(statistics, **prior)

@@ -65,6 +65,7 @@ import pytensor.tensor as pt
 import xarray as xr
 from pymc.logprob.transforms import ChainedTransform, SimplexTransform, Transform
 
+from bayesgen.closed_form import per_class
 from bayesgen.families import FAMILIES, family
 
 # The model's coords are those of its parameters.
@@ -196,16 +197,26 @@ def class_prob_prior(stats: xr.Dataset, class_alpha: float):
 
 
 def positive_priors(stats: xr.Dataset, needs_alpha: bool = True) -> tuple[float, float]:
-    """``alpha`` and ``class_alpha`` of ``stats``, refused unless > 0 (a proper prior)."""
-    alpha = float(stats.attrs.get("alpha", 1.0))
+    """``alpha`` and ``class_alpha`` of ``stats``, refused unless > 0 (a proper prior);
+    ``alpha`` a float, or an array of one λ per class."""
+    alpha = stats.attrs.get("alpha", 1.0)
+    alpha = float(alpha) if np.ndim(alpha) == 0 else np.asarray(alpha, dtype=np.float64)
     class_alpha = float(stats.attrs["class_alpha"])
     for name, value in (("alpha", alpha if needs_alpha else 1.0), ("class_alpha", class_alpha)):
-        if value <= 0:
+        if np.any(value <= 0):
             raise ValueError(
                 f"{name}: the Bayesian model needs a proper Dirichlet/Beta prior, {name} > 0; "
                 f"got {value}. {name}=0 (the MLE) exists only as a closed form."
             )
     return alpha, class_alpha
+
+
+def alpha_data(alpha):
+    """λ as the model's data ``alpha``: a number, or one per class as a column (n_classes,
+    1, ...) whose static shape lets it broadcast over the cells."""
+    if np.ndim(alpha) == 0:
+        return pm.Data("alpha", alpha)
+    return pm.Data("alpha", alpha, shape=np.shape(alpha))
 
 
 def observed_counts(name: str, dist, kernel, *params, observed, dims):
@@ -402,7 +413,8 @@ def gamma_poisson_rates(
     counts = np.asarray(counts, dtype=np.float64)
     whole = whole_counts(counts)
     data = pm.Data(f"{prefix}_count_data", counts if whole is None else whole, dims=dims)
-    concentration = pm.Data("alpha", alpha) if random_alpha is None else random_alpha
+    alpha = per_class(alpha, counts.ndim)  # one λ per class: a column over the cells
+    concentration = alpha_data(alpha) if random_alpha is None else random_alpha
     shape, start_shape = concentration, alpha
     if weight is not None:
         weight = np.broadcast_to(np.asarray(weight, dtype=np.float64), counts.shape[-1:])

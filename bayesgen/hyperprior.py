@@ -348,9 +348,9 @@ def posterior_of(estimates: xr.Dataset, alpha_prior) -> AlphaPosterior:
     return alpha_posterior(family(estimates).feature_evidence(estimates), shape, rate)
 
 
-def fitted_alpha(estimates: xr.Dataset) -> float | AlphaPosterior:
-    """What a fit's closed forms use for λ: the fixed ``alpha``, or p(λ | D) under its
-    hyperprior.
+def fitted_alpha(estimates: xr.Dataset) -> float | np.ndarray | AlphaPosterior:
+    """What a fit's closed forms use for λ: the fixed ``alpha`` (a number, or an array of one
+    λ per class), or p(λ | D) under its hyperprior.
 
     Examples
     --------
@@ -363,7 +363,10 @@ def fitted_alpha(estimates: xr.Dataset) -> float | AlphaPosterior:
     'AlphaPosterior'
     """
     prior = fitted_alpha_prior(estimates)
-    return float(estimates.attrs["alpha"]) if prior is None else posterior_of(estimates, prior)
+    if prior is not None:
+        return posterior_of(estimates, prior)
+    alpha = estimates.attrs["alpha"]  # a number, or one λ per class
+    return float(alpha) if np.ndim(alpha) == 0 else np.asarray(alpha, dtype=np.float64)
 
 
 # -- the closed forms ---------------------------------------------------------------------------

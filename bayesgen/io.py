@@ -527,7 +527,7 @@ def _positive_int(attrs, key: str, *, minimum: int) -> int:
 
 def _read_params(attrs, cls, closed_form: xr.Dataset) -> dict:
     from bayesgen.closed_form import NormalInverseWishart
-    from bayesgen.params import EVIDENCE
+    from bayesgen.params import EVIDENCE, EVIDENCE_PER_CLASS
 
     if "params" not in attrs:
         raise _ModelFileError("the 'params' attribute (the hyperparameters) is missing.")
@@ -546,8 +546,12 @@ def _read_params(attrs, cls, closed_form: xr.Dataset) -> dict:
         if key not in params:
             continue
         value = params[key]
-        if value == EVIDENCE and family(closed_form).smoothing:
+        chosen = (EVIDENCE, EVIDENCE_PER_CLASS) if key == "alpha" else (EVIDENCE,)
+        if isinstance(value, str) and value in chosen and family(closed_form).smoothing:
             # Chosen at fit (naive Bayes): the closed_form attrs hold the number (alpha_).
+            continue
+        if key == "alpha" and isinstance(value, list) and family(closed_form).smoothing:
+            params[key] = _read_class_alphas(value, closed_form)
             continue
         if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
             raise _ModelFileError(f"params: {key} must be a positive number; got {value!r}.")
@@ -569,6 +573,28 @@ def _read_params(attrs, cls, closed_form: xr.Dataset) -> dict:
         except TypeError as error:
             raise _ModelFileError(f"params: prior: {error}.") from None
     return params
+
+
+def _read_class_alphas(value: list, closed_form: xr.Dataset) -> np.ndarray:
+    """One λ per class (a JSON list), as an array; it must be the closed form's."""
+    n_classes = closed_form.sizes.get("class", 0)
+    valid = len(value) == n_classes and all(
+        not isinstance(v, bool) and isinstance(v, int | float) and math.isfinite(v) and v > 0
+        for v in value
+    )
+    if not valid:
+        raise _ModelFileError(
+            f"params: alpha must be a positive number or a list of {n_classes} finite "
+            f"numbers > 0 (one λ per class); got {value!r}."
+        )
+    alpha = np.array(value, dtype=np.float64)
+    saved = np.atleast_1d(np.asarray(closed_form.attrs.get("alpha", np.nan), dtype=np.float64))
+    if saved.shape != alpha.shape or not np.allclose(saved, alpha, rtol=1e-12, atol=0):
+        raise _ModelFileError(
+            f"params say alpha={value!r} but the closed_form group was computed with "
+            f"alpha={saved.tolist()!r}."
+        )
+    return alpha
 
 
 def _read_alpha_prior(value, closed_form: xr.Dataset) -> tuple[float, float]:

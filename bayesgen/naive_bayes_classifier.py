@@ -17,12 +17,19 @@ import xarray as xr
 from bayesgen import closed_form as cf
 from bayesgen.classifier import GenerativeClassifier
 from bayesgen.hyperprior import GammaHyperprior
-from bayesgen.params import EVIDENCE, PRIOR_MEAN, SMOOTHING, is_real
+from bayesgen.params import (
+    EVIDENCE,
+    EVIDENCE_PER_CLASS,
+    FEATURE_SMOOTHING,
+    PRIOR_MEAN,
+    SMOOTHING,
+    is_real,
+)
 
 
 class NaiveBayesClassifier(GenerativeClassifier):
     _parameter_rules: ClassVar[dict] = {
-        "alpha": SMOOTHING,
+        "alpha": FEATURE_SMOOTHING,
         "class_alpha": SMOOTHING,
         "alpha_prior": GammaHyperprior(),
         "prior_mean": PRIOR_MEAN,
@@ -44,6 +51,7 @@ class NaiveBayesClassifier(GenerativeClassifier):
         chosen by maximising the evidence of the statistics (:mod:`bayesgen.smoothing`)."""
         chosen = {"alpha": self.alpha, "class_alpha": self.class_alpha}
         evidence = [name for name, value in chosen.items() if _is_evidence(value)]
+        bayes_factor = None
         if evidence:
             from bayesgen import smoothing
 
@@ -54,13 +62,16 @@ class NaiveBayesClassifier(GenerativeClassifier):
             stats = self._family.from_statistics(
                 statistics, prior_mean=self.prior_mean, **provisional
             )
-            if "alpha" in evidence:
+            if isinstance(self.alpha, str) and self.alpha == EVIDENCE_PER_CLASS:
+                chosen["alpha"], bayes_factor = smoothing.evidence_alpha_where_supported(stats)
+            elif "alpha" in evidence:
                 chosen["alpha"] = smoothing.evidence_alpha(stats)
             if "class_alpha" in evidence:
                 chosen["class_alpha"] = smoothing.evidence_class_alpha(stats)
-        return self._with_alpha_prior(
-            self._family.from_statistics(statistics, prior_mean=self.prior_mean, **chosen)
-        )
+        estimates = self._family.from_statistics(statistics, prior_mean=self.prior_mean, **chosen)
+        if bayes_factor is not None:
+            estimates.attrs["alpha_log_bayes_factor"] = bayes_factor
+        return self._with_alpha_prior(estimates)
 
     def _with_alpha_prior(self, stats: xr.Dataset) -> xr.Dataset:
         """The closed form under the Gamma hyperprior ``alpha_prior`` on λ, where one is given
@@ -93,7 +104,8 @@ class NaiveBayesClassifier(GenerativeClassifier):
     def _set_point_attributes(self, means: xr.Dataset) -> None:
         # λ as fitted: alpha, or the one the evidence chose (scikit-learn users expect a
         # fitted attribute either way).
-        self.alpha_ = float(self.closed_form_.attrs["alpha"])
+        alpha = self.closed_form_.attrs["alpha"]  # one λ, or one per class
+        self.alpha_ = float(alpha) if np.ndim(alpha) == 0 else np.array(alpha, dtype=np.float64)
         self.prior_mean_ = self._family.prior_mean(self.closed_form_)
         self.feature_count_ = self.closed_form_["feature_count"].values
         with np.errstate(divide="ignore"):
@@ -101,4 +113,4 @@ class NaiveBayesClassifier(GenerativeClassifier):
 
 
 def _is_evidence(value) -> bool:
-    return isinstance(value, str) and value == EVIDENCE
+    return isinstance(value, str) and value in (EVIDENCE, EVIDENCE_PER_CLASS)

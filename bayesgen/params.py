@@ -181,6 +181,23 @@ class OptionOrArray:
         return None if isinstance(value, np.ndarray | list | tuple) else TypeError
 
 
+@dataclass(frozen=True)
+class RealOptionOrArray(RealOrOption):
+    """A number under the rule ``number``, one of the strings ``options``, or an array-like
+    checked against the data at fit (the naive Bayes ``alpha``: one λ per class)."""
+
+    description: str = ""
+
+    @property
+    def expected(self) -> str:
+        return " or ".join([super().expected, self.description])
+
+    def error(self, value) -> type[Exception] | None:
+        if isinstance(value, np.ndarray | list | tuple):
+            return None
+        return super().error(value)
+
+
 PROPER_PRIOR_HINT = (
     "The Bayesian model needs a proper prior; for the maximum-likelihood estimate ({name}=0) "
     "use bayesgen.closed_form.{model}(X, y, {name}=0)."
@@ -190,6 +207,12 @@ PRIOR_CONCENTRATION = Real(low=0, hint=PROPER_PRIOR_HINT)
 #: by maximising the evidence (:mod:`bayesgen.smoothing`).
 EVIDENCE = "evidence"
 SMOOTHING = RealOrOption(PRIOR_CONCENTRATION, (EVIDENCE,))
+#: The naive Bayes ``alpha`` also takes one λ per class, given or chosen by the evidence
+#: where it supports them (:mod:`bayesgen.smoothing`).
+EVIDENCE_PER_CLASS = "evidence_per_class"
+FEATURE_SMOOTHING = RealOptionOrArray(
+    PRIOR_CONCENTRATION, (EVIDENCE, EVIDENCE_PER_CLASS), "an array of one λ > 0 per class"
+)
 #: The naive Bayes ``prior_mean`` (:mod:`bayesgen.families.naive_bayes`).
 PRIOR_MEAN = OptionOrArray(("uniform", "pooled"), "an array of prior means of feature_prob")
 #: Parameters of every estimator; each class adds its own in ``_parameter_rules``. The two

@@ -141,7 +141,7 @@ def _has_unbounded_density(stats: xr.Dataset) -> bool:
     blocks = [class_expected(stats, float(stats.attrs["class_alpha"]))]
     # Under a hyperprior on λ the MAP is conditional on λ's mode: only the class block counts.
     if family(stats).smoothing and not has_alpha_prior(stats):
-        blocks.append(feature_expected(stats, float(stats.attrs["alpha"])))
+        blocks.append(feature_expected(stats, stats.attrs["alpha"]))  # one λ, or one per class
     return any(block.unbounded.any() for block in blocks)
 
 

@@ -104,11 +104,13 @@ ARGUMENT_CASES = {
     "seed -1": ([*FIT, "--seed", "-1"], "--seed: expected an integer >= 0"),
     "alpha 0": (
         [*FIT, "--alpha", "0"],
-        "--alpha: expected a finite number > 0 or 'evidence'; got '0'",
+        "--alpha: expected a finite number > 0, 'evidence', 'evidence_per_class' or numbers > 0 "
+        "separated by commas (one per class); got '0'",
     ),
     "alpha nan": (
         [*FIT, "--alpha", "nan"],
-        "--alpha: expected a finite number > 0 or 'evidence'; got 'nan'",
+        "--alpha: expected a finite number > 0, 'evidence', 'evidence_per_class' or numbers > 0 "
+        "separated by commas (one per class); got 'nan'",
     ),
     "class-alpha -1": ([*FIT, "--class-alpha", "-1"], "--class-alpha: expected a finite number"),
     "binarize nan": (

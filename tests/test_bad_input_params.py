@@ -39,12 +39,18 @@ FAST = {
 }
 
 
-#: What naive Bayes smoothing accepts: a λ, or "evidence" (bayesgen.smoothing).
+#: What naive Bayes smoothing accepts: a λ, or "evidence" (bayesgen.smoothing); alpha also
+#: one λ per class.
 SMOOTHING = "a finite number > 0 or 'evidence'"
+ALPHA = (
+    "a finite number > 0 or 'evidence' or 'evidence_per_class' or an array of one λ > 0 per class"
+)
 
 
 def _proper_prior(name, value, model):
-    expected = SMOOTHING if model.endswith("_nb") else "a finite number > 0"
+    expected = "a finite number > 0"
+    if model.endswith("_nb"):
+        expected = ALPHA if name == "alpha" else SMOOTHING
     return (
         f"{name}: expected {expected}; got {value}. The Bayesian model needs a proper "
         f"prior; for the maximum-likelihood estimate ({name}=0) use "
@@ -132,8 +138,8 @@ CATALOGUE = [
     (M, {"alpha": -1}, ValueError, _proper_prior("alpha", -1, "multinomial_nb")),
     (B, {"alpha": np.nan}, ValueError, _proper_prior("alpha", "nan", "bernoulli_nb")),
     (C, {"alpha": np.inf}, ValueError, _proper_prior("alpha", "inf", "categorical_nb")),
-    (M, {"alpha": "1"}, ValueError, f"alpha: expected {SMOOTHING}; got '1'."),
-    (B, {"alpha": None}, TypeError, f"alpha: expected {SMOOTHING}; got None."),
+    (M, {"alpha": "1"}, ValueError, f"alpha: expected {ALPHA}; got '1'."),
+    (B, {"alpha": None}, TypeError, f"alpha: expected {ALPHA}; got None."),
     (M, {"class_alpha": 0}, ValueError, _proper_prior("class_alpha", 0, "multinomial_nb")),
     (G, {"class_alpha": 0.0}, ValueError, _proper_prior("class_alpha", 0.0, "gda")),
     (B, {"class_alpha": -0.5}, ValueError, _proper_prior("class_alpha", -0.5, "bernoulli_nb")),

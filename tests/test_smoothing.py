@@ -21,6 +21,15 @@ from bayesgen.smoothing import EvidenceBoundaryWarning, evidence_alpha
 
 FAST = {"inference": "conjugate", "compute_map": False, "draws": 20, "prior_draws": 0}
 
+#: What the naive Bayes alpha accepts, as a parameter and on the command line.
+ALPHA = (
+    "a finite number > 0 or 'evidence' or 'evidence_per_class' or an array of one λ > 0 per class"
+)
+CLI_ALPHA = (
+    "a finite number > 0, 'evidence', 'evidence_per_class' or numbers > 0 separated by commas "
+    "(one per class)"
+)
+
 
 # -- data drawn from each model with a known λ, and its simplices counted by hand -----------
 
@@ -202,7 +211,7 @@ def test_balanced_classes_put_class_alpha_at_the_upper_bound():
             MultinomialNB,
             {"alpha": "evidnce"},
             ValueError,
-            "alpha: expected a finite number > 0 or 'evidence'; got 'evidnce'.",
+            f"alpha: expected {ALPHA}; got 'evidnce'.",
         ),
         (
             CategoricalNB,
@@ -214,7 +223,7 @@ def test_balanced_classes_put_class_alpha_at_the_upper_bound():
             BernoulliNB,
             {"alpha": None},
             TypeError,
-            "alpha: expected a finite number > 0 or 'evidence'; got None.",
+            f"alpha: expected {ALPHA}; got None.",
         ),
         (  # GDA has no naive Bayes evidence search
             GaussianDiscriminantAnalysis,
@@ -265,6 +274,4 @@ def test_cli_fit_accepts_alpha_evidence(tmp_path):
 def test_cli_refuses_another_word_for_alpha(tmp_path, capsys):
     argv = ["fit", "multinomial", str(tmp_path / "counts.csv"), "--target", "label"]
     assert main([*argv, "--alpha", "auto"]) == 2
-    assert "--alpha: expected a finite number > 0 or 'evidence'; got 'auto'" in (
-        capsys.readouterr().err
-    )
+    assert f"--alpha: expected {CLI_ALPHA}; got 'auto'" in (capsys.readouterr().err)

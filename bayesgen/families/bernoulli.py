@@ -62,7 +62,7 @@ class BernoulliFamily(NaiveBayesFamily):
 
     def plug_in_log_joint(self, estimates: xr.Dataset, X) -> tuple[np.ndarray, np.ndarray | None]:
         class_order, log_class = self.class_log_terms(estimates)
-        alpha, counts = estimates.attrs["alpha"], estimates["feature_count"].values
+        alpha, counts = self.feature_alpha(estimates), estimates["feature_count"].values
         class_count = estimates["class_count"].values
         total = class_count[:, None]
         weight = self.prior_weights(estimates)  # of presence; absence has 2 − w
@@ -97,7 +97,7 @@ class BernoulliFamily(NaiveBayesFamily):
     def pair_pseudocounts(self, estimates: xr.Dataset, alpha: float | None = None):
         """The prior Beta(λ w, λ (2 − w)) of φ: (λ w, λ (2 − w)), broadcastable to the
         counts (w = 1: Beta(λ, λ))."""
-        alpha = estimates.attrs["alpha"] if alpha is None else alpha
+        alpha = self.feature_alpha(estimates, alpha)
         weight = self.prior_weights(estimates)
         return alpha * weight, alpha * (2.0 - weight)
 
@@ -127,6 +127,7 @@ class BernoulliFamily(NaiveBayesFamily):
         import pymc as pm
 
         from bayesgen.generative import (
+            alpha_data,
             class_prob_prior,
             model_coords,
             observed_counts,
@@ -147,7 +148,10 @@ class BernoulliFamily(NaiveBayesFamily):
             class_count, _ = class_prob_prior(estimates, class_alpha)
             present = pm.Data("feature_count_data", counts, dims=dims)
             random_alpha = alpha_variable(estimates)  # λ ~ Gamma with a hyperprior
-            alpha = pm.Data("alpha", alpha) if random_alpha is None else random_alpha
+            if random_alpha is None:  # one λ, or one per class: a column over the features
+                alpha = alpha_data(cf.per_class(alpha, counts.ndim))
+            else:
+                alpha = random_alpha
             if "prior_weight" in estimates:  # Beta(λ w, λ (2 − w)) of a shared mean w / 2
                 weight = pm.Data("feature_prior_weight", estimates["prior_weight"].values)
                 a, b = alpha * weight, alpha * (2.0 - weight)
@@ -218,7 +222,9 @@ class BernoulliFamily(NaiveBayesFamily):
         weight = self.prior_weights(estimates)
         return {
             "keep": np.ones(counts.shape, dtype=bool),
-            "closed_form": cf.add_lambda(counts, class_count[:, None], alpha, 2, weight),
+            "closed_form": cf.add_lambda(
+                counts, class_count[:, None], self.feature_alpha(estimates, alpha), 2, weight
+            ),
             "closed_form_sd": dirichlet_sd(pair + prior)[..., 0],
             "closed_form_kurtosis": dirichlet_kurtosis(pair + prior)[..., 0],
             "expected_map": mode[..., 0],
@@ -236,12 +242,12 @@ class BernoulliFamily(NaiveBayesFamily):
         λ (2 − w) in place of the λ above). The absent terms are summed over all features
         once per class and corrected at the row's non-zeros: O(nnz).
         """
-        alpha = estimates.attrs["alpha"]
+        alpha = np.ravel(self.feature_alpha(estimates))  # one λ, or one per class
         counts = estimates["feature_count"].values.astype(np.float64)
         class_count = estimates["class_count"].values.astype(np.float64)
         # Beta(a, b) with a + b = 2λ: a = b = λ, or λ w and λ (2 − w) with a shared mean
         a, b = (np.broadcast_to(part, counts.shape) for part in self.pair_pseudocounts(estimates))
-        prob = (counts + a) / (class_count[:, None] + 2.0 * alpha)
+        prob = (counts + a) / (class_count + 2.0 * alpha)[:, None]
         out = cf.bernoulli_log_likelihood(
             X, np.zeros(len(class_count)), np.log(prob), np.log1p(-prob)
         )
@@ -261,7 +267,7 @@ class BernoulliFamily(NaiveBayesFamily):
         )
         out[np.arange(n_rows), y_codes] = (
             log_absent.sum(axis=1)[y_codes]
-            - n_features * np.log(class_count[y_codes] - 1.0 + 2.0 * alpha)
+            - n_features * np.log((class_count - 1.0 + 2.0 * alpha)[y_codes])
             + np.bincount(rows, weights=correction, minlength=n_rows)
         )
         return out

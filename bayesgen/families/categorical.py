@@ -134,7 +134,7 @@ class CategoricalFamily(NaiveBayesFamily):
 
     def plug_in_log_joint(self, estimates: xr.Dataset, X) -> tuple[np.ndarray, np.ndarray | None]:
         class_order, log_class = self.class_log_terms(estimates)
-        alpha, counts = estimates.attrs["alpha"], estimates["feature_count"].values
+        alpha, counts = self.feature_alpha(estimates), estimates["feature_count"].values
         class_count = estimates["class_count"].values
         mask = estimates["category_mask"].values
         n_cat = estimates["n_categories"].values[:, None]
@@ -254,7 +254,13 @@ class CategoricalFamily(NaiveBayesFamily):
         keep = np.broadcast_to(estimates["category_mask"].values, counts.shape)
         n_categories = estimates["n_categories"].values[:, None]
         weight = self.prior_weights(estimates)
-        closed = cf.add_lambda(counts, class_count[:, None, None], alpha, n_categories, weight)
+        closed = cf.add_lambda(
+            counts,
+            class_count[:, None, None],
+            self.feature_alpha(estimates, alpha),
+            n_categories,
+            weight,
+        )
         prior = np.broadcast_to(self.prior_pseudocounts(estimates, alpha), counts.shape)
         concentration = np.where(keep, counts + prior, 0.0)
         mode, status = simplex_mode(counts, np.where(keep, prior, 1.0), active=keep)
@@ -274,7 +280,7 @@ class CategoricalFamily(NaiveBayesFamily):
         for the other classes, and (N_k,n,x_in − 1 + λ) / (N_k − 1 + K_n λ) for the own
         class, which loses row i's one count in each feature.
         """
-        alpha = estimates.attrs["alpha"]
+        alpha = self.feature_alpha(estimates)  # (class, 1, 1) with one λ per class
         counts = estimates["feature_count"].values.astype(np.float64)
         class_count = estimates["class_count"].values.astype(np.float64)
         mask = estimates["category_mask"].values
@@ -289,7 +295,10 @@ class CategoricalFamily(NaiveBayesFamily):
         features = np.arange(codes.shape[1])
         own_count = counts[y_codes[:, None], features[None, :], codes]  # (n, F)
         own_prior = prior[y_codes[:, None], features[None, :], codes]
-        own_total = class_count[y_codes][:, None] - 1.0 + n_categories[None, :] * alpha
+        own_alpha = np.broadcast_to(np.ravel(alpha), class_count.shape)[y_codes]  # λ of y_i
+        own_total = (class_count[y_codes] - 1.0)[:, None] + n_categories[None, :] * own_alpha[
+            :, None
+        ]
         out[np.arange(codes.shape[0]), y_codes] = np.log(own_count - 1.0 + own_prior).sum(
             axis=1
         ) - np.log(own_total).sum(axis=1)

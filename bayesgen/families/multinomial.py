@@ -59,7 +59,7 @@ class MultinomialFamily(NaiveBayesFamily):
 
     def plug_in_log_joint(self, estimates: xr.Dataset, X) -> tuple[np.ndarray, np.ndarray | None]:
         class_order, log_class = self.class_log_terms(estimates)
-        alpha, counts = estimates.attrs["alpha"], estimates["feature_count"].values
+        alpha, counts = self.feature_alpha(estimates), estimates["feature_count"].values
         total = counts.sum(axis=1, keepdims=True)
         weight = self.prior_weights(estimates)
         order, log_p = cf.log_prob_terms(counts, total, alpha, counts.shape[1], weight)
@@ -101,7 +101,7 @@ class MultinomialFamily(NaiveBayesFamily):
             return estimates
         keep = np.isin(estimates["feature"].values, labels)
         counts = estimates["feature_count"].values
-        alpha = estimates.attrs["alpha"]
+        alpha = np.ravel(self.feature_alpha(estimates))  # one λ, or one per class
         subset = estimates.isel(feature=np.flatnonzero(keep))[["class_count", "feature_count"]]
         variables = {"class_count": subset["class_count"]}
         if "prior_weight" in estimates:  # the remainder's weight is the sum of the others'
@@ -250,7 +250,11 @@ class MultinomialFamily(NaiveBayesFamily):
         return {
             "keep": np.ones(counts.shape, dtype=bool),
             "closed_form": cf.add_lambda(
-                counts, counts.sum(axis=1, keepdims=True), alpha, counts.shape[1], weight
+                counts,
+                counts.sum(axis=1, keepdims=True),
+                self.feature_alpha(estimates, alpha),
+                counts.shape[1],
+                weight,
             ),
             "closed_form_sd": dirichlet_sd(counts + prior),
             "closed_form_kurtosis": dirichlet_kurtosis(counts + prior),

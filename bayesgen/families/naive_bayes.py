@@ -120,8 +120,8 @@ class NaiveBayesFamily(Family):
         ----------
         X : array-like, DataFrame or sparse matrix of shape (n_samples, n_features)
         y : array-like of shape (n_samples,)
-        alpha : float, default 1.0
-            Smoothing λ ≥ 0 for the feature probabilities.
+        alpha : float or array-like of shape (n_classes,), default 1.0
+            Smoothing λ ≥ 0 for the feature probabilities, or one λ > 0 per class.
         class_alpha : float, default 1.0
             Smoothing for the class prior; 0 gives N_k / N.
         prior_mean : {"uniform", "pooled"}, default "uniform"
@@ -142,7 +142,8 @@ class NaiveBayesFamily(Family):
             the model, λ, a, the number of samples (the total weight) and whether feature
             names were given.
         """
-        alpha = cf.check_smoothing(alpha, "alpha")
+        if np.ndim(alpha) == 0:  # one λ per class is checked against the classes, below
+            alpha = cf.check_smoothing(alpha, "alpha")
         class_alpha = cf.check_smoothing(class_alpha, "class_alpha")
         check_prior_mean(prior_mean)
         statistics = self.sufficient_statistics(
@@ -218,15 +219,17 @@ class NaiveBayesFamily(Family):
         statistics : xarray.Dataset
             From :meth:`sufficient_statistics` or :meth:`merge_statistics` (any fit holds
             them too).
-        alpha, class_alpha : float
-            λ and a.
+        alpha : float or array-like of shape (n_classes,)
+            λ, or one λ per class.
+        class_alpha : float
+            a.
         prior_mean : {"uniform", "pooled"}, default "uniform"
             The prior mean of ``feature_prob`` (see :meth:`fit`).
         """
-        alpha = cf.check_smoothing(alpha, "alpha")
-        class_alpha = cf.check_smoothing(class_alpha, "class_alpha")
         class_count = statistics["class_count"].values
         n_classes, n_samples = class_count.size, class_count.sum()
+        alpha = cf.check_class_smoothing(alpha, n_classes, "alpha")
+        class_alpha = cf.check_smoothing(class_alpha, "class_alpha")
         variables = {
             "class_count": (("class",), class_count),
             "class_prob": (
@@ -241,7 +244,9 @@ class NaiveBayesFamily(Family):
         counts = statistics["feature_count"]
         totals, n_outcomes, mask = self.smoothing_terms(statistics)
         weight = self.prior_weight_of(statistics, prior_mean)
-        prob = cf.add_lambda(counts.values, totals, alpha, n_outcomes, weight)
+        prob = cf.add_lambda(
+            counts.values, totals, cf.per_class(alpha, counts.ndim), n_outcomes, weight
+        )
         prob_mle = cf.add_lambda(counts.values, totals, 0.0, n_outcomes)
         if mask is not None:
             prob = np.where(mask, prob, 0.0)
@@ -358,11 +363,18 @@ class NaiveBayesFamily(Family):
             return estimates["prior_weight"].values
         return 1.0
 
-    def prior_pseudocounts(self, estimates: xr.Dataset, alpha: float | None = None):
-        """λ w: the prior concentration of each cell of ``feature_count`` (see
-        :meth:`prior_weights`), at ``alpha`` (default: the fitted λ)."""
+    def feature_alpha(self, estimates: xr.Dataset, alpha=None):
+        """λ ready to broadcast against ``feature_count``: a number, or one λ per class
+        shaped (n_classes, 1, ...) (:func:`bayesgen.closed_form.per_class`); at ``alpha``
+        (default: the fitted λ)."""
         alpha = estimates.attrs["alpha"] if alpha is None else alpha
-        return alpha * self.prior_weights(estimates)
+        return cf.per_class(alpha, estimates["feature_count"].ndim)
+
+    def prior_pseudocounts(self, estimates: xr.Dataset, alpha=None):
+        """λ w: the prior concentration of each cell of ``feature_count`` (see
+        :meth:`prior_weights`), at ``alpha`` (default: the fitted λ). With one λ for all
+        classes it may lack the class axis (it broadcasts over it)."""
+        return self.feature_alpha(estimates, alpha) * self.prior_weights(estimates)
 
     def prior_mean(self, estimates: xr.Dataset) -> np.ndarray:
         """E[``feature_prob``] under the prior, per cell of ``feature_count`` without the
@@ -399,7 +411,7 @@ class NaiveBayesFamily(Family):
 
         The class term is E[π_k] = (N_k + a) / (N + K a) in every case. Needs λ > 0.
         """
-        if estimates.attrs["alpha"] <= 0:
+        if np.any(np.asarray(estimates.attrs["alpha"]) <= 0):
             raise ValueError(
                 "posterior_predictive_proba: needs alpha > 0 (a proper Dirichlet prior)."
             )
@@ -529,7 +541,7 @@ class NaiveBayesFamily(Family):
             raise NotImplementedError(
                 "with a hyperprior on λ (alpha_prior) leaving a row out moves λ's posterior too"
             )
-        if estimates.attrs["alpha"] <= 0:
+        if np.any(np.asarray(estimates.attrs["alpha"]) <= 0):
             raise ValueError(
                 "loo_proba: needs alpha > 0 (a proper Dirichlet prior); with alpha = 0 a "
                 "feature seen only in the left-out row has probability 0."
@@ -606,10 +618,9 @@ class NaiveBayesFamily(Family):
     def log_evidence(self, estimates: xr.Dataset) -> float:
         """log p(y | a) + log p(X | y, λ) at the fitted a = ``class_alpha`` and λ = ``alpha``."""
         attrs = estimates.attrs
-        return float(
-            class_log_evidence(estimates, attrs["class_alpha"])
-            + self.feature_log_evidence(estimates, attrs["alpha"])
-        )
+        # per_class: one λ per class enters class by class (a number broadcasts over them)
+        features = self.feature_log_evidence(estimates, attrs["alpha"], per_class=True)
+        return float(class_log_evidence(estimates, attrs["class_alpha"]) + features.sum())
 
 
 def check_prior_mean(value):
