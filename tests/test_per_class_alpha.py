@@ -537,6 +537,19 @@ def test_compare_with_the_classes_lambdas_swapped_disagrees_where_they_differ():
     assert not bayesgen.compare(est, alpha=1.0).ok
 
 
+@pytest.mark.parametrize("name", NB_MODELS)
+def test_exact_draws_and_compare_with_the_pooled_mean(name):
+    est = _fit(name, ALPHA, prior_mean="pooled", draws=1000, chains=2)
+    weight = pooled_weight_by_hand(name, X_OF[name])
+    expected = add_lambda_by_hand(name, X_OF[name], CODES, ALPHA, weight=weight)
+    draws = est.idata_["posterior"]["feature_prob"].values.reshape(2000, *expected.shape)
+    sd = draws.std(axis=0)
+    real = sd > 0  # the categorical padding is 0 in every draw
+    z = (draws.mean(axis=0) - expected)[real] / (sd[real] / math.sqrt(len(draws)))
+    assert np.all(np.abs(z) < 5), z
+    assert bayesgen.compare(est).ok
+
+
 def test_predict_proba_is_the_posterior_mean_of_the_plug_in():
     """E[p(y | x, θ)] over θ_k ~ Dirichlet(counts_k + λ_k), by our own Monte Carlo."""
     est = _fit("multinomial", ALPHA, draws=4000, chains=1)
@@ -722,6 +735,38 @@ def test_load_refuses_a_per_class_alpha_list_of_the_wrong_length_or_values(tmp_p
     path = _tampered_alpha(tmp_path, alpha)
     with pytest.raises(ValueError, match=re.escape("list of 3 finite numbers > 0")):
         bayesgen.load(path)
+
+
+def _cli_fit(tmp_path, alpha):
+    from bayesgen.cli import main
+
+    table = pd.DataFrame(X_WORDS, columns=["w0", "w1", "w2"]).assign(label=Y)
+    table.to_csv(tmp_path / "counts.csv", index=False)
+    argv = ["fit", "multinomial", str(tmp_path / "counts.csv"), "--target", "label"]
+    options = ["--inference", "conjugate", "--draws", "20", "--no-map", "--quiet"]
+    return main([*argv, *options, "--alpha", alpha, "--output", str(tmp_path / "model.nc")])
+
+
+def test_cli_takes_one_lambda_per_class_in_the_order_of_the_sorted_labels(tmp_path):
+    assert _cli_fit(tmp_path, "0.4,1.7,5") == 0
+    loaded = bayesgen.load(tmp_path / "model.nc")
+    np.testing.assert_array_equal(loaded.alpha_, ALPHA)
+    expected = add_lambda_by_hand("multinomial", X_WORDS, CODES, ALPHA)
+    np.testing.assert_allclose(loaded.closed_form_["feature_prob"].values, expected, rtol=1e-13)
+
+
+def test_cli_takes_evidence_per_class(tmp_path):
+    assert _cli_fit(tmp_path, "evidence_per_class") == 0
+    loaded = bayesgen.load(tmp_path / "model.nc")
+    assert loaded.alpha == "evidence_per_class"
+    assert loaded.alpha_.shape == (3,)
+    assert "alpha_log_bayes_factor" in loaded.closed_form_.attrs
+
+
+@pytest.mark.parametrize("alpha", ["0.4,1.7", "0.4,0,5", "0.4,x,5"])
+def test_cli_refuses_a_wrong_list_naming_alpha(tmp_path, capsys, alpha):
+    assert _cli_fit(tmp_path, alpha) == 2
+    assert "alpha" in capsys.readouterr().err
 
 
 # --------------------------------------------------------------------------------------------
