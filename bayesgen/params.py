@@ -193,7 +193,9 @@ class RealOptionOrArray(RealOrOption):
         return " or ".join([super().expected, self.description])
 
     def error(self, value) -> type[Exception] | None:
-        if isinstance(value, np.ndarray | list | tuple):
+        if isinstance(value, np.ndarray | list | tuple) or (
+            hasattr(value, "__array__") and np.ndim(value) > 0  # a pandas Series
+        ):
             return None
         return super().error(value)
 
