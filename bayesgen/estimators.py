@@ -28,11 +28,15 @@ class MultinomialNB(NaiveBayesClassifier):
 
     Parameters
     ----------
-    alpha : float or "evidence", default 1.0
+    alpha : float, "evidence", "evidence_per_class" or array-like, default 1.0
         Dirichlet concentration λ > 0 of the word probabilities. "evidence" chooses λ as the
         maximiser of the evidence p(X | y, λ), θ integrated out (empirical Bayes, see
         :mod:`bayesgen.smoothing`; searched in [1e-6, 1e6], with a warning at a bound), and
-        fits the posterior at it; ``alpha_`` holds it. One λ serves every class.
+        fits the posterior at it; ``alpha_`` holds it. An array of shape (n_classes,) gives
+        class k its own λ_k (in the order of ``classes_``); "evidence_per_class" chooses one
+        per class where the evidence supports it (a positive log Bayes factor against one λ
+        for all, ``closed_form_.attrs["alpha_log_bayes_factor"]``), else the "evidence" λ
+        for every class; ``alpha_`` is then an array.
     class_alpha : float or "evidence", default 1.0
         Dirichlet concentration of the class probabilities; "evidence" maximises p(y | a).
     alpha_prior : (shape, rate) or None, default None
@@ -65,8 +69,11 @@ class MultinomialNB(NaiveBayesClassifier):
         The MAP point.
     closed_form_ : xarray.Dataset
         :func:`bayesgen.closed_form.multinomial_nb` for the same data and priors.
-    alpha_, class_alpha_ : float
-        λ and a of the fit: ``alpha`` and ``class_alpha``, or the values the evidence chose.
+    alpha_ : float or ndarray of shape (n_classes,)
+        λ of the fit: ``alpha``, or the value the evidence chose; one per class where
+        ``alpha`` is an array or "evidence_per_class".
+    class_alpha_ : float
+        a of the fit: ``class_alpha``, or the value the evidence chose.
     prior_mean_ : ndarray
         The prior mean of ``feature_prob`` (without the class axis) of the fit.
     class_count_, feature_count_ : ndarray
@@ -137,9 +144,10 @@ class BernoulliNB(NaiveBayesClassifier):
 
     Parameters
     ----------
-    alpha : float or "evidence", default 1.0
-        Beta(λ, λ) prior, λ > 0; "evidence" chooses λ by the evidence, as for
-        :class:`MultinomialNB`.
+    alpha : float, "evidence", "evidence_per_class" or array-like, default 1.0
+        Beta(λ, λ) prior, λ > 0; "evidence" chooses λ by the evidence, an array of shape
+        (n_classes,) gives each class its own, "evidence_per_class" chooses one per class
+        where the evidence supports it, as for :class:`MultinomialNB`.
     class_alpha : float or "evidence", default 1.0
     alpha_prior : (shape, rate) or None, default None
         A Gamma(shape, rate) hyperprior on λ (rate an inverse scale): λ is then learned with
@@ -231,9 +239,11 @@ class CategoricalNB(NaiveBayesClassifier):
 
     Parameters
     ----------
-    alpha : float or "evidence", default 1.0
+    alpha : float, "evidence", "evidence_per_class" or array-like, default 1.0
         Dirichlet(λ) prior of each feature's categories, λ > 0; "evidence" chooses λ by the
-        evidence, as for :class:`MultinomialNB`.
+        evidence, an array of shape (n_classes,) gives each class its own,
+        "evidence_per_class" chooses one per class where the evidence supports it, as for
+        :class:`MultinomialNB`.
     class_alpha : float or "evidence", default 1.0
     alpha_prior : (shape, rate) or None, default None
         A Gamma(shape, rate) hyperprior on λ (rate an inverse scale): λ is then learned with

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import arviz as az
 import matplotlib.pyplot as plt
+import numpy as np
 import pandas as pd
 import xarray as xr
 
@@ -421,6 +422,13 @@ def _html(est, comparison, sections: list[ReportSection], selection: list[str]) 
         f"({posterior.attrs.get('inference_library', est.inference)})",
         "features in the plots": ", ".join(selection),
     }
+    if hasattr(est, "alpha_"):  # naive Bayes: λ as fitted (chosen by the evidence, or per class)
+        fitted = np.atleast_1d(est.alpha_)
+        facts["fitted λ (alpha_)"] = (
+            f"{fitted[0]:g}"
+            if np.ndim(est.alpha_) == 0
+            else ", ".join(f"{c}: {v:g}" for c, v in zip(est.classes_, fitted, strict=True))
+        )
     facts_rows = "".join(f"<tr><th>{e(k)}</th><td>{e(v)}</td></tr>" for k, v in facts.items())
     ok = bool(comparison.ok)
     verdict = (

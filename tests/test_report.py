@@ -340,6 +340,18 @@ def test_report_escapes_class_and_feature_names(mnb_report):
     assert "<i>" not in text
 
 
+def test_report_states_the_fitted_smoothing(mnb_report, text_data, tmp_path):
+    assert "<th>fitted λ (alpha_)</th><td>1</td>" in mnb_report.read_text(encoding="utf-8")
+    X, y, X_test, y_test = text_data
+    classes = np.unique(y)
+    per_class = MultinomialNB(
+        alpha=[0.25, 4.0], inference="conjugate", compute_map=False, draws=50, random_seed=0
+    ).fit(X, y)
+    text = report(per_class, tmp_path, X_test, y_test).read_text(encoding="utf-8")
+    expected = html.escape(f"{classes[0]}: 0.25, {classes[1]}: 4")
+    assert f"<th>fitted λ (alpha_)</th><td>{expected}</td>" in text
+
+
 def test_report_links_only_files_next_to_it(mnb_report):
     text = mnb_report.read_text(encoding="utf-8")
     for attribute in ("src", "href"):

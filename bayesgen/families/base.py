@@ -439,12 +439,18 @@ def dirichlet_marginal(
     ``beta`` marks a (present, absent) pair whose first component is the parameter. Zero
     concentrations are padding, a point mass at 0.
     """
-    from scipy import stats
-
     concentration = np.asarray(concentration, dtype=np.float64)
     total = concentration.sum(axis=-1, keepdims=True)
     if beta:
         concentration, total = concentration[..., 0], total[..., 0]
+    return beta_marginal(dims, concentration, total)
+
+
+def beta_marginal(dims: tuple[str, ...], concentration: np.ndarray, total) -> Marginal:
+    """Beta(a, a0 − a) marginals of concentrations a of totals a0 (see
+    :func:`dirichlet_marginal`); a zero a is padding, a point mass at 0."""
+    from scipy import stats
+
     padding = concentration <= 0
     if not padding.any():  # the common case, in few passes over a million cells
         mean = concentration / total

@@ -16,8 +16,9 @@ import xarray as xr
 
 from bayesgen import closed_form as cf
 from bayesgen.data import TrainingData
-from bayesgen.families.base import class_means, log
+from bayesgen.families.base import beta_marginal, class_marginal, class_means, log
 from bayesgen.families.naive_bayes import FeatureStatistics, NaiveBayesFamily
+from bayesgen.hyperprior import has_alpha_prior
 
 if TYPE_CHECKING:
     import pymc as pm
@@ -81,6 +82,23 @@ class BernoulliFamily(NaiveBayesFamily):
         dims = tuple(estimates["feature_count"].dims)
         absent = weight * estimates["class_count"].values[:, None] - counts
         return dims, np.stack([present + counts, absent_prior + absent], axis=-1), True
+
+    def exact_marginals(self, estimates: xr.Dataset) -> dict:
+        """φ_jk | data ~ Beta(N_jk + λ w_j, N_k − N_jk + λ (2 − w_j)), from the two
+        concentrations directly (the generic path stacks the (present, absent) pairs of
+        every cell first, a third of a fit's time at 20 × 50,000)."""
+        if has_alpha_prior(estimates):
+            return super().exact_marginals(estimates)
+        counts = estimates["feature_count"].values.astype(np.float64)
+        present, absent = self.pair_pseudocounts(estimates)
+        rows = estimates["class_count"].values[:, None]
+        concentration = counts + present
+        return {
+            "class_prob": class_marginal(estimates),
+            "feature_prob": beta_marginal(
+                tuple(estimates["feature_count"].dims), concentration, rows + present + absent
+            ),
+        }
 
     def simplex_prior_weights(self, estimates: xr.Dataset) -> np.ndarray:
         """(w, 2 − w) of each feature's (present, absent) pair."""
