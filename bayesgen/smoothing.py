@@ -8,8 +8,8 @@ two factors do not share a parameter, so ``class_alpha="evidence"`` maximises th
 its own.
 
 The search is one-dimensional, in log λ over :data:`BOUNDS`: the log evidence on a coarse grid
-finds the best decade, and the root of its derivative (digamma functions) there, by
-Brent's method, gives λ to about 1e-10 relative. Where the evidence still grows at a bound,
+(two decades apart) finds the best point, and the root of its derivative (digamma functions)
+between its neighbours, by Brent's method, gives λ to about 1e-10 relative. Where the evidence still grows at a bound,
 the bound is returned with a warning that names the parameter.
 
 NumPy and SciPy only.
@@ -32,9 +32,10 @@ if TYPE_CHECKING:
 #: The range of λ (and a) searched: beyond it the smoothing is either no smoothing at all or
 #: uniform probabilities, to within what a fit could tell apart.
 BOUNDS = (1e-6, 1e6)
-#: Coarse grid points of log λ over :data:`BOUNDS` (a decade apart): the root is then
-#: bracketed by the decades on either side of the best point.
-_GRID_POINTS = 13
+#: Coarse grid points of log λ over :data:`BOUNDS` (two decades apart): the root is then
+#: bracketed by the grid points on either side of the best one. (One a decade cost a fifth
+#: more of a pooled-prior Bernoulli fit at 20 x 50,000 and found the same λ.)
+_GRID_POINTS = 7
 
 
 class EvidenceBoundaryWarning(UserWarning):
@@ -217,7 +218,7 @@ def maximise_evidence_per_class(
     """The λ_k in ``bounds`` that maximises each class's factor of ``evidence``.
 
     The search of :func:`maximise_evidence` for all classes at once: the coarse grid, then
-    bisection of each class's slope d log p_k / d log λ_k inside the decades on either side of
+    bisection of each class's slope d log p_k / d log λ_k between the grid points either side of
     its best grid point (each step evaluates every class at its own λ, so the cost is that of
     about 50 evaluations of the evidence whatever the number of classes), to 1e-10 in log λ.
 

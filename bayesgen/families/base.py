@@ -454,7 +454,11 @@ def beta_marginal(dims: tuple[str, ...], concentration: np.ndarray, total) -> Ma
     padding = concentration <= 0
     if not padding.any():  # the common case, in few passes over a million cells
         mean = concentration / total
-        sd = np.sqrt(mean * (1.0 - mean) / (total + 1.0))
+        # √(m (1 − m) / (a0 + 1)) in place: each temporary of a million cells costs a pass
+        sd = 1.0 - mean
+        sd *= mean
+        sd /= total + 1.0
+        np.sqrt(sd, out=sd)
         return Marginal(dims, mean, sd, stats.beta(concentration, total - concentration))
     a = np.where(padding, 1.0, concentration)
     b = np.where(padding, 1.0, total - concentration)
