@@ -9,8 +9,9 @@ its own.
 
 The search is one-dimensional, in log λ over :data:`BOUNDS`: the log evidence on a coarse grid
 (two decades apart) finds the best point, and the root of its derivative (digamma functions)
-between its neighbours, by Brent's method, gives λ to about 1e-10 relative. Where the evidence still grows at a bound,
-the bound is returned with a warning that names the parameter.
+between its neighbours, by Brent's method, gives λ to about 1e-10 relative. Where the
+evidence still grows at a bound, the bound is returned with a warning that names the
+parameter.
 
 NumPy and SciPy only.
 """

@@ -295,10 +295,8 @@ class CategoricalFamily(NaiveBayesFamily):
         features = np.arange(codes.shape[1])
         own_count = counts[y_codes[:, None], features[None, :], codes]  # (n, F)
         own_prior = prior[y_codes[:, None], features[None, :], codes]
-        own_alpha = np.broadcast_to(np.ravel(alpha), class_count.shape)[y_codes]  # λ of y_i
-        own_total = (class_count[y_codes] - 1.0)[:, None] + n_categories[None, :] * own_alpha[
-            :, None
-        ]
+        own_alpha = np.broadcast_to(np.ravel(alpha), class_count.shape)[y_codes, None]  # λ of y_i
+        own_total = (class_count[y_codes] - 1.0)[:, None] + n_categories[None, :] * own_alpha
         out[np.arange(codes.shape[0]), y_codes] = np.log(own_count - 1.0 + own_prior).sum(
             axis=1
         ) - np.log(own_total).sum(axis=1)
