@@ -32,8 +32,8 @@ The estimators' ``alpha`` must stay at its default when ``alpha_prior`` is given
 learned, not set); the closed-form Dataset records the hyperprior (attrs ``alpha_prior_shape``,
 ``alpha_prior_rate``), λ's posterior mean as the representative ``alpha`` for what needs one
 number (the plug-in probabilities of ``bayesgen.closed_form``, the sweeps and plots; the
-exact posterior predictive integrates λ out over p(λ | D) instead, and leave-one-out, whose
-p(λ | D without row i) has no closed form, uses PSIS), its posterior SD (``alpha_sd``), the
+exact posterior predictive integrates λ out over p(λ | D) instead, and leave-one-out over
+p(λ | D without row i), by the same quadrature), its posterior SD (``alpha_sd``), the
 variable ``alpha`` (its posterior mean, the closed-form estimate of the posterior variable
 ``alpha``), and ``feature_prob`` = E_λ[add-λ | D], θ's posterior mean.
 """
@@ -550,6 +550,49 @@ def predictive_log_joint(model_family: NaiveBayesFamily, estimates: xr.Dataset, 
         for lam in lambdas
     ]
     return logsumexp(np.stack(joints) + np.log(weights)[:, None, None], axis=0)
+
+
+def loo_log_joint(
+    model_family: NaiveBayesFamily, estimates: xr.Dataset, X, y_codes: np.ndarray
+) -> np.ndarray:
+    """log p(x_i, y = k | D without row i) with θ and λ integrated out, for every row.
+
+    Leaving row i out moves λ's posterior too, by the chain rule
+    p(D | λ) = p(D_{-i} | λ) p(x_i, y_i | D_{-i}, λ):
+
+        p(λ | D_{-i}) ∝ p(λ | D) / p(x_i, y_i | D_{-i}, λ),
+
+    a one-dimensional reweighting. On the nodes λ_g of p(λ | D) (weights w_g, see
+    :meth:`AlphaPosterior.nodes`), with L_g[i, k] = log p(x_i, y = k | D_{-i}, λ_g) the
+    family's exact leave-one-out at a fixed λ,
+
+        log p(x_i, y = k | D_{-i}) = logsumexp_g (log w_g − L_g[i, y_i] + L_g[i, k])
+                                     − logsumexp_g (log w_g − L_g[i, y_i]).
+
+    No draws and no Pareto k: only the quadrature in λ, as in :func:`predictive_log_joint`
+    (tests: refits without each row, whose exact predictive integrates λ over p(λ | D_{-i})).
+    """
+    from scipy.special import logsumexp
+
+    from bayesgen.families.base import loo_class_log_prob
+
+    posterior = posterior_of(estimates, fitted_alpha_prior(estimates))
+    lambdas, weights = posterior.nodes()
+    rows = np.arange(y_codes.size)
+    class_term = loo_class_log_prob(estimates, y_codes)  # does not depend on λ
+    joints = np.stack(
+        [
+            class_term
+            + model_family.loo_feature_log_likelihood(
+                estimates.assign_attrs(alpha=float(lam)), X, y_codes
+            )
+            for lam in lambdas
+        ]
+    )  # (node, row, class)
+    # p(λ_g | D_{-i}) on the nodes, normalised over them for each row
+    log_weights = np.log(weights)[:, None] - joints[:, rows, y_codes]
+    log_weights -= logsumexp(log_weights, axis=0, keepdims=True)
+    return logsumexp(joints + log_weights[:, :, None], axis=0)
 
 
 # -- the PyMC model -------------------------------------------------------------------------------

@@ -10,7 +10,9 @@ rows D_{-i}. Two ways to get it:
 * **exact**, for the conjugate models (naive Bayes; GDA and QDA with the normal-inverse-Wishart
   prior), whatever inference drew the posterior: the family's
   :meth:`~bayesgen.families.base.Family.loo_log_joint` takes row i out of the sufficient
-  statistics, for all rows at once, without refitting;
+  statistics, for all rows at once, without refitting (under a hyperprior on the naive Bayes
+  λ, λ integrated out over p(λ | D without row i) by quadrature,
+  :func:`bayesgen.hyperprior.loo_log_joint`);
 * **PSIS**, for the others (GDA with the LKJ prior): the posterior given D_{-i} and x_i is
   p(θ | D) / p(y_i | x_i, θ) up to a constant, so with importance weights
   w_s ∝ 1 / p(y_i | x_i, θ_s), Pareto-smoothed by ArviZ (``psislw``),
@@ -37,6 +39,8 @@ from scipy.special import logsumexp
 from bayesgen import closed_form as cf
 
 METHODS = ("auto", "exact", "psis")
+#: Rows whose log p(y_i | x_i, θ) spans at most this over the draws get equal PSIS weights.
+_EQUAL_LOG_LIKELIHOOD = 1e-12
 #: Columns of :func:`compare_models`, in order.
 COMPARE_COLUMNS = (
     "elpd_loo",
@@ -344,17 +348,23 @@ def _psis_log_proba(est, X, y_codes: np.ndarray) -> tuple[np.ndarray, np.ndarray
     own = np.empty((n_chains, n_draws, n_rows))
     for chain, block, draws in _draw_blocks(posterior, n_rows * n_classes):
         own[chain, block] = log_conditional(draws)[:, rows, y_codes]
-    log_lik = xr.DataArray(own, dims=("chain", "draw", "obs"))
-    log_weights, pareto_k = log_lik.azstats.psislw(
-        r_eff=_relative_ess(log_lik), dim=["chain", "draw"]
-    )
-    log_weights = log_weights.transpose("chain", "draw", "obs").values
-    log_weights = log_weights - logsumexp(log_weights, axis=(0, 1), keepdims=True)
+    # A row whose p(y_i | x_i, θ) is the same in every draw to 1e-12 (1 to the last digit,
+    # for a plainly classified row) has equal weights to 1e-12: its estimate is the posterior
+    # average (k = 0). ArviZ's Pareto fit refuses a tail of equal values, so only the others
+    # go to it.
+    varies = np.ptp(own, axis=(0, 1)) > _EQUAL_LOG_LIKELIHOOD
+    log_weights = np.full(own.shape, -np.log(n_chains * n_draws))
+    pareto_k = np.zeros(n_rows)
+    if varies.any():
+        log_lik = xr.DataArray(own[:, :, varies], dims=("chain", "draw", "obs"))
+        smoothed, k = log_lik.azstats.psislw(r_eff=_relative_ess(log_lik), dim=["chain", "draw"])
+        smoothed = smoothed.transpose("chain", "draw", "obs").values
+        log_weights[:, :, varies] = smoothed - logsumexp(smoothed, axis=(0, 1), keepdims=True)
+        pareto_k[varies] = k.values
     total = np.full((n_rows, n_classes), -np.inf)
     for chain, block, draws in _draw_blocks(posterior, n_rows * n_classes):
         weighted = log_weights[chain, block][:, :, None] + log_conditional(draws)
         total = np.logaddexp(total, logsumexp(weighted, axis=0))
-    pareto_k = pareto_k.values
     _warn_pareto_k(pareto_k, n_chains * n_draws)
     return _log_softmax(total), pareto_k
 

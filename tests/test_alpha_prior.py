@@ -288,14 +288,36 @@ def test_posterior_predictive_integrates_alpha_out():
     np.testing.assert_allclose(est.posterior_predictive_proba(X[:1])[0], joint / joint.sum())
 
 
-@pytest.mark.filterwarnings("ignore:loo_proba:UserWarning")  # 24 rows: a high Pareto k
-def test_leave_one_out_falls_back_to_psis_with_a_hyperprior():
+@pytest.mark.parametrize("name", ["multinomial", "bernoulli", "categorical"])
+def test_leave_one_out_integrates_alpha_over_its_posterior_without_the_row(name):
+    """Each row's leave-one-out prediction equals a refit without it, whose exact predictive
+    integrates λ over p(λ | D without the row) on its own grid."""
     from bayesgen import loo
 
-    est = _fit("multinomial", draws=500)
-    assert loo.leave_one_out(est).method == "psis"
-    with pytest.raises(ValueError, match=re.escape("method: 'exact' needs a closed-form")):
-        loo.leave_one_out(est, method="exact")
+    cls, X, y = _data(name)
+    est = _fit(name, draws=50)
+    result = loo.leave_one_out(est)
+    assert result.method == "exact"
+    options = {"alpha_prior": PRIOR, "inference": "conjugate", "compute_map": False}
+    if name == "categorical":
+        options["n_categories"] = 4  # a refit keeps the categories a left-out row may hold
+    for i in range(0, len(y), 5):
+        keep = np.arange(len(y)) != i
+        refit = cls(**options, draws=50).fit(X[keep], y[keep])
+        expected = refit.posterior_predictive_proba(X[i : i + 1])[0]
+        np.testing.assert_allclose(np.exp(result.log_proba[i]), expected, rtol=1e-9, atol=0)
+
+
+def test_leave_one_out_differs_from_a_fixed_alpha_at_its_posterior_mean():
+    """λ's posterior moves when a row is left out: the answer is not the fixed-λ LOO at the
+    full data's E[λ | D] (the test above could not tell the two apart otherwise)."""
+    from bayesgen import loo
+
+    cls, X, y = _data("multinomial")
+    est = _fit("multinomial", draws=50)
+    fixed = cls(alpha=est.alpha_, inference="conjugate", compute_map=False, draws=50).fit(X, y)
+    gap = np.abs(loo.loo_proba(est) - loo.loo_proba(fixed)).max()
+    assert gap > 1e-4
 
 
 # -- the PyMC model ---------------------------------------------------------------------------

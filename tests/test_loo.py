@@ -364,3 +364,25 @@ def test_compare_models_refuses_models_fitted_on_other_rows(text_models):
     other = _estimator("multinomial").fit(X, relabelled)
     with pytest.raises(ValueError, match="'other' and 'multinomial' have different labels"):
         bayesgen.compare_models({"multinomial": models["multinomial"], "other": other})
+
+
+def test_psis_takes_rows_whose_probability_is_one_in_every_draw():
+    """Long documents of disjoint vocabularies: p(y_i | x_i, θ) is 1 to the last digit in
+    every draw, so the PSIS weights are equal; ArviZ's Pareto fit refuses such a tail, and
+    these rows must get the plain posterior average (Pareto k 0) instead of an error."""
+    rng = np.random.default_rng(0)
+    y = np.repeat([0, 1], 20)
+    X = np.stack(
+        [np.bincount(rng.choice(10, size=400) + 10 * label, minlength=20) for label in y]
+    )
+    for i in (0, 25):  # two short, ambiguous rows whose probability does vary
+        X[i] = np.bincount(rng.choice(20, size=3), minlength=20)
+    est = bayesgen.MultinomialNB(**CONJUGATE, draws=200).fit(X, y)
+    with pytest.warns(UserWarning, match="Pareto k"):  # the two short rows: few draws
+        psis = leave_one_out(est, method="psis")
+    exact = leave_one_out(est)
+    plain = np.ones(len(y), dtype=bool)
+    plain[[0, 25]] = False
+    assert np.all(psis.pareto_k[plain] == 0.0) and np.all(psis.pareto_k[~plain] > 0.0)
+    np.testing.assert_allclose(psis.proba[plain], exact.proba[plain], atol=1e-9)
+    assert np.all(np.isfinite(psis.proba))

@@ -535,18 +535,17 @@ class NaiveBayesFamily(Family):
         and the feature term is the subclass's :meth:`loo_feature_log_likelihood`, the
         Dirichlet (Beta) predictive of x_i given class k's counts less row i's own. Needs
         λ > 0 (a proper prior, so that a feature seen only in row i keeps a probability).
+        Under a hyperprior on λ, λ is integrated out over p(λ | D without row i) by
+        quadrature (:func:`bayesgen.hyperprior.loo_log_joint`).
         """
-        if has_alpha_prior(estimates):
-            # Leaving a row out changes p(λ | D) too: no closed form (PSIS instead).
-            raise NotImplementedError(
-                "with a hyperprior on λ (alpha_prior) leaving a row out moves λ's posterior too"
-            )
         if np.any(np.asarray(estimates.attrs["alpha"]) <= 0):
             raise ValueError(
                 "loo_proba: needs alpha > 0 (a proper Dirichlet prior); with alpha = 0 a "
                 "feature seen only in the left-out row has probability 0."
             )
         y_codes = np.asarray(y_codes)
+        if has_alpha_prior(estimates):  # λ integrated out over p(λ | D without row i)
+            return hyperprior.loo_log_joint(self, estimates, X, y_codes)
         return loo_class_log_prob(estimates, y_codes) + self.loo_feature_log_likelihood(
             estimates, X, y_codes
         )
