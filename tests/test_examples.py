@@ -106,3 +106,29 @@ def test_dask_text_shards_fits_on_a_local_cluster_as_in_memory(tmp_path):
     out = run_example("dask_text_shards.py", "--draws", "20", "--shards", "5", cwd=tmp_path)
     assert "50 messages in 5 shards, 5 chunks reduced on 2 workers" in out
     assert "max |dask - in memory| = 0.0e+00" in out
+
+
+def test_choose_smoothing_reports_each_choice_and_ranks_them_exactly(tmp_path):
+    import numpy as np
+    from sklearn.feature_extraction.text import CountVectorizer
+
+    from bayesgen import closed_form
+    from bayesgen.datasets import load_toy_spam
+    from bayesgen.smoothing import evidence_alpha
+
+    out = run_example("choose_smoothing.py", cwd=tmp_path)
+    texts, labels = load_toy_spam()
+    counts = CountVectorizer().fit_transform(texts)
+    lam = evidence_alpha(closed_form.multinomial_nb(counts, labels))
+    assert f'alpha="evidence": λ = {lam:.3g}' in out
+    per_class = next(line for line in out.splitlines() if '"evidence_per_class": λ' in line)
+    assert "ham:" in per_class and "spam:" in per_class and "log Bayes factor" in per_class
+    assert "alpha_prior=(1, 1): λ | D = " in out
+    table = [line for line in out.splitlines() if " exact " in line or " psis " in line]
+    assert len(table) == 5
+    assert all(" exact " in line for line in table)  # the hyperprior's too: no PSIS
+    elpd = [float(line.split()[-7]) for line in table]
+    assert elpd == sorted(elpd, reverse=True)
+    best = table[0].split("  ")[0]
+    assert f"Best by the leave-one-out log score of the labels: {best}" in out
+    assert np.isfinite(elpd).all()
