@@ -540,7 +540,32 @@ def conjugate_mode(model_family: NaiveBayesFamily, estimates: xr.Dataset) -> dic
 
 def predictive_log_joint(model_family: NaiveBayesFamily, estimates: xr.Dataset, X) -> np.ndarray:
     """log p(x, y = k | D) with θ and λ integrated out: log Σ_g w_g p(x, y = k | D, λ_g),
-    the family's exact predictive at each λ_g of a thinned quadrature grid of p(λ | D)."""
+    the family's exact predictive at each λ_g of a thinned quadrature grid of p(λ | D).
+
+    Parameters
+    ----------
+    model_family : NaiveBayesFamily
+    estimates : xarray.Dataset
+        A fit with a hyperprior on λ (:func:`with_alpha_prior`).
+    X : array-like of shape (n_samples, n_features)
+        Checked rows (:func:`bayesgen.closed_form.prediction_features`).
+
+    Returns
+    -------
+    numpy.ndarray of shape (n_samples, n_classes)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayesgen import closed_form
+    >>> from bayesgen.families import family
+    >>> from bayesgen.hyperprior import predictive_log_joint, with_alpha_prior
+    >>> X = np.array([[3, 0, 1], [4, 1, 0], [0, 3, 2], [1, 4, 3]])
+    >>> est = with_alpha_prior(closed_form.multinomial_nb(X, [0, 0, 1, 1]), (2.0, 1.0))
+    >>> joint = predictive_log_joint(family(est), est, X[:1])
+    >>> (np.exp(joint) / np.exp(joint).sum()).round(3).tolist()  # p(y | x, D)
+    [[0.946, 0.054]]
+    """
     from scipy.special import logsumexp
 
     posterior = posterior_of(estimates, fitted_alpha_prior(estimates))
@@ -571,6 +596,35 @@ def loo_log_joint(
 
     No draws and no Pareto k: only the quadrature in λ, as in :func:`predictive_log_joint`
     (tests: refits without each row, whose exact predictive integrates λ over p(λ | D_{-i})).
+
+    Parameters
+    ----------
+    model_family : NaiveBayesFamily
+    estimates : xarray.Dataset
+        A fit with a hyperprior on λ (:func:`with_alpha_prior`).
+    X : array-like of shape (n_samples, n_features)
+        The training rows, checked.
+    y_codes : numpy.ndarray of shape (n_samples,)
+        Their class codes.
+
+    Returns
+    -------
+    numpy.ndarray of shape (n_samples, n_classes)
+
+    Examples
+    --------
+    Row 0 left out, predicted from the other three:
+
+    >>> import numpy as np
+    >>> from bayesgen import closed_form
+    >>> from bayesgen.families import family
+    >>> from bayesgen.hyperprior import loo_log_joint, with_alpha_prior
+    >>> X = np.array([[3, 0, 1], [4, 1, 0], [0, 3, 2], [1, 4, 3]])
+    >>> y = np.array([0, 0, 1, 1])
+    >>> est = with_alpha_prior(closed_form.multinomial_nb(X, y), (2.0, 1.0))
+    >>> joint = loo_log_joint(family(est), est, X, y)
+    >>> (np.exp(joint[0]) / np.exp(joint[0]).sum()).round(3).tolist()
+    [0.883, 0.117]
     """
     from scipy.special import logsumexp
 
