@@ -372,9 +372,7 @@ def test_psis_takes_rows_whose_probability_is_one_in_every_draw():
     these rows must get the plain posterior average (Pareto k 0) instead of an error."""
     rng = np.random.default_rng(0)
     y = np.repeat([0, 1], 20)
-    X = np.stack(
-        [np.bincount(rng.choice(10, size=400) + 10 * label, minlength=20) for label in y]
-    )
+    X = np.stack([np.bincount(rng.choice(10, size=400) + 10 * label, minlength=20) for label in y])
     for i in (0, 25):  # two short, ambiguous rows whose probability does vary
         X[i] = np.bincount(rng.choice(20, size=3), minlength=20)
     est = bayesgen.MultinomialNB(**CONJUGATE, draws=200).fit(X, y)
