@@ -343,14 +343,21 @@ class BetaBernoulliEvidence(DirichletEvidence):
         self._rows = rows
         self._n_features = float(n_features)
         k, j = np.nonzero(present)
-        # A cell as one complex number (class · codes + code) + i count: one sort for all.
         n_codes = self._weights.size
-        keys, multiplicity = np.unique(
-            (k * n_codes + codes[j]) + 1j * present[k, j], return_counts=True
-        )
-        group = keys.real.astype(np.int64)
+        group, values = k * n_codes + codes[j], present[k, j]
+        top = values.max(initial=0.0)
+        if np.all(values == np.round(values)) and (top + 1) * n_codes * self.n_classes < 2**62:
+            # Whole counts (the common case): a cell is one integer (class · codes + code) ·
+            # (largest count + 1) + count, which np.unique sorts five times faster than ...
+            size = int(top) + 1
+            keys, multiplicity = np.unique(
+                group * size + values.astype(np.int64), return_counts=True
+            )
+            group, self._cell_value = keys // size, (keys % size).astype(np.float64)
+        else:  # ... the complex number (class · codes + code) + i count of weighted counts
+            keys, multiplicity = np.unique(group + 1j * values, return_counts=True)
+            group, self._cell_value = keys.real.astype(np.int64), keys.imag
         self._cell_class, self._cell_code = group // n_codes, group % n_codes
-        self._cell_value = keys.imag
         self._cell_sum = _class_sum(multiplicity, self._cell_class, self.n_classes)
         # Most cells count a few rows: for a whole count c the lnΓ differences are sums of c
         # logs, lnΓ(c + a) − lnΓ(a) = Σ_{i<c} ln(a + i), and their derivatives sums of c
