@@ -119,11 +119,17 @@ def evidence_alpha_where_supported(estimates: xr.Dataset) -> tuple[np.ndarray, f
     >>> alpha.round(3).tolist(), round(log_bf, 2)
     ([1.643, 1.643], -0.84)
     """
-    log_bayes_factor = per_class_log_bayes_factor(estimates)
-    n_classes = estimates.sizes["class"]
+    evidence, shared, own = _both_maximisers(estimates)
+    log_bayes_factor = _log_bayes_factor(evidence, shared, own)
+    # The maximisers' warnings were held back; only the choice's bounds are worth one.
+    labels = estimates["class"].values.tolist()
     if log_bayes_factor > 0:
-        return evidence_alpha(estimates, per_class=True), log_bayes_factor
-    return np.full(n_classes, evidence_alpha(estimates)), log_bayes_factor
+        for k in np.flatnonzero(np.isin(own, BOUNDS)):
+            _warn_bound("alpha", BOUNDS, lower=own[k] == BOUNDS[0], label=f"{labels[k]!r}")
+        return own, log_bayes_factor
+    if shared in BOUNDS:
+        _warn_bound("alpha", BOUNDS, lower=shared == BOUNDS[0])
+    return np.full(len(labels), shared), log_bayes_factor
 
 
 def evidence_class_alpha(estimates: xr.Dataset) -> float:
@@ -330,18 +336,29 @@ def per_class_log_bayes_factor(estimates: xr.Dataset) -> float:
     >>> round(per_class_log_bayes_factor(est), 3)
     -0.84
     """
+    return _log_bayes_factor(*_both_maximisers(estimates))
+
+
+def _both_maximisers(estimates: xr.Dataset) -> tuple[DirichletEvidence, float, np.ndarray]:
+    """The feature evidence of a fit, its maximiser and its per-class maximisers, without the
+    warnings at a bound (a peak at a bound is integrated like any other)."""
     from bayesgen.closed_form import family
 
     evidence = family(estimates).feature_evidence(estimates)
-    classes = estimates["class"].values
-    with warnings.catch_warnings():  # a peak at a bound is integrated like any other
+    with warnings.catch_warnings():
         warnings.simplefilter("ignore", EvidenceBoundaryWarning)
         shared = maximise_evidence(evidence, name="alpha")
-        own = maximise_evidence_per_class(evidence, classes)
+        own = maximise_evidence_per_class(evidence, estimates["class"].values)
+    return evidence, shared, own
+
+
+def _log_bayes_factor(evidence: DirichletEvidence, shared: float, own: np.ndarray) -> float:
+    """:func:`per_class_log_bayes_factor` of ``evidence`` peaking at λ = ``shared`` and at
+    λ_k = ``own``."""
     log_prior = -np.log(np.log(BOUNDS[1]) - np.log(BOUNDS[0]))
     separate = _log_integrals(_PerClass(evidence), own).sum()
     together = _log_integrals(_Summed(evidence), np.array([shared]))[0]
-    return float(separate - together + (classes.size - 1) * log_prior)
+    return float(separate - together + (own.size - 1) * log_prior)
 
 
 class _PerClass:
@@ -405,30 +422,33 @@ def _log_integrals(log_p, peaks: np.ndarray) -> np.ndarray:
     contained = ((start <= low) | (values[0] < top - _LOCAL_DROP)) & (
         (stop >= high) | (values[-1] < top - _LOCAL_DROP)
     )
-    weights = np.exp(values - top)
-    result = top + np.log(np.sum(0.5 * (weights[1:] + weights[:-1]) * np.diff(u, axis=0), axis=0))
+    result = _log_trapezoid(values, u)
     for j in np.flatnonzero(~contained):
-        result[j] = _log_integral_wide(log_p, j, centre[j], width[j])
+        result[j] = _log_integral_wide(log_p, j, peaks.size, centre[j], width[j])
     return result
 
 
-def _log_integral_wide(log_p, j: int, centre: float, width: float) -> float:
-    """Integrand j of :func:`_log_integrals` by the trapezoid rule on the union of
+def _log_integral_wide(log_p, j: int, m: int, centre: float, width: float) -> float:
+    """Integrand j of the m of :func:`_log_integrals` by the trapezoid rule on the union of
     :data:`_WIDE_POINTS` points over the whole range and as many within 40 widths of its
     peak."""
     low, high = np.log(BOUNDS)
     local = np.linspace(max(low, centre - 40 * width), min(high, centre + 40 * width), _WIDE_POINTS)
     u = np.union1d(np.linspace(low, high, _WIDE_POINTS), local)
-    m = log_p(np.exp(np.full((1, 1), centre))).shape[1]
     values = np.concatenate(
         [
             log_p(np.exp(np.repeat(u[first : first + _WIDE_BATCH, None], m, axis=1)))[:, j]
             for first in range(0, u.size, _WIDE_BATCH)
         ]
     )
-    top = values.max()
+    return float(_log_trapezoid(values, u))
+
+
+def _log_trapezoid(values: np.ndarray, u: np.ndarray) -> np.ndarray:
+    """log of the trapezoid rule's ∫ exp(values) du along the first axis, without overflow."""
+    top = values.max(axis=0)
     weights = np.exp(values - top)
-    return float(top + np.log(np.sum(0.5 * (weights[1:] + weights[:-1]) * np.diff(u))))
+    return top + np.log(np.sum(0.5 * (weights[1:] + weights[:-1]) * np.diff(u, axis=0), axis=0))
 
 
 def _warn_bound(
