@@ -671,7 +671,7 @@ def _smoothing_asked(alpha, stats):
     classes)."""
     from bayesgen.closed_form import check_class_smoothing
 
-    return check_class_smoothing(alpha, stats.sizes["class"], "alpha")
+    return check_class_smoothing(alpha, stats["class"].values, "alpha")
 
 
 def _same_alpha(first, second) -> bool:

@@ -71,7 +71,8 @@ class GenerativeClassifier(GenerativeWorkflow, ClassifierMixin, BaseEstimator):
             Column names for X when it has none (e.g. a vectorizer's vocabulary for a sparse
             bag-of-words); they become the ``feature`` coordinate and ``feature_names_in_``.
         sample_weight : array-like of shape (n_samples,), optional
-            Finite weights ≥ 0: row i counts w_i times in the sufficient statistics, so integer
+            Finite weights ≥ 0 summing to at most 2**52 (float64 holds whole counts exactly up
+            to 2**53): row i counts w_i times in the sufficient statistics, so integer
             weights equal repeated rows and zero weights equal dropping the rows (their class
             too, when no other row has it); see :mod:`bayesgen.statistics`. NUTS needs whole
             numbers (its model observes counts); ``inference="conjugate"`` takes any. The
@@ -350,10 +351,13 @@ class GenerativeClassifier(GenerativeWorkflow, ClassifierMixin, BaseEstimator):
             value = getattr(self, name)
             error = rule.error(value)
             if error is not None:
-                # The hint is about numbers out of range, not a misspelt option.
+                # The hint is about numbers out of range, not a misspelt option; a rule may
+                # explain a value of the wrong kind (alpha: why an array is refused).
                 numeric = error is ValueError and not isinstance(value, str)
                 hint = getattr(rule, "hint", "") if numeric else ""
                 hint = hint.format(model=self._family.name, name=name)
+                if hasattr(rule, "explain"):
+                    hint = rule.explain(value) or hint
                 raise error(f"{name}: expected {rule.expected}; got {value!r}. {hint}".rstrip())
         if self.inference == "conjugate":
             self._check_conjugate()
@@ -377,7 +381,7 @@ class GenerativeClassifier(GenerativeWorkflow, ClassifierMixin, BaseEstimator):
         if problems:
             warnings.warn(
                 f"NUTS: {'; '.join(problems)}. Use draws * chains >= {ESS_MIN:g} and tune >= "
-                f"{_MIN_TUNE} (the defaults: draws=1000, tune=1000, chains=2).",
+                f"{_MIN_TUNE} (the defaults: draws=1000, tune=1000, chains=4).",
                 UserWarning,
                 stacklevel=4,
             )
@@ -538,12 +542,22 @@ class GenerativeClassifier(GenerativeWorkflow, ClassifierMixin, BaseEstimator):
     def predict_proba_interval(self, X, prob: float = 0.94) -> tuple[np.ndarray, np.ndarray]:
         """Equal-tailed credible interval of p(y = k | x) over the posterior.
 
+        Parameters
+        ----------
+        X : array-like, DataFrame or sparse matrix of shape (n_samples, n_features)
+        prob : float, default 0.94
+            The interval's posterior mass, a number in (0, 1) (ArviZ's default 0.94).
+
         Returns
         -------
         lower, upper : ndarray of shape (n_samples, n_classes)
+
+        Raises
+        ------
+        TypeError, ValueError
+            For a ``prob`` that is not a number, or not in (0, 1).
         """
-        if not 0 < prob < 1:
-            raise ValueError(f"prob: expected a probability in (0, 1); got {prob}.")
+        _check_probability(prob)
         draws = self.predict_proba_draws(X).values
         tail = (1 - prob) / 2
         lower, upper = _draw_quantiles(draws.reshape(-1, *draws.shape[2:]), [tail, 1 - tail])
@@ -628,6 +642,20 @@ def _draw_quantiles(samples: np.ndarray, probs) -> np.ndarray:
             )
             out = np.concatenate(list(quantiles), axis=1)
     return out.reshape(len(probs), *samples.shape[1:])
+
+
+def _check_probability(prob) -> None:
+    """``prob`` of an interval: a real number in (0, 1) (not a string, array or None, whose
+    comparisons would fail with Python's or NumPy's own words)."""
+    from bayesgen.params import is_real
+
+    if not is_real(prob):
+        raise TypeError(
+            f"prob: expected a probability in (0, 1), a number such as 0.9; got {prob!r} "
+            f"({type(prob).__name__})."
+        )
+    if not 0 < prob < 1:  # NaN fails this too
+        raise ValueError(f"prob: expected a probability in (0, 1); got {prob!r}.")
 
 
 def _n_columns(X) -> int | None:

@@ -28,17 +28,22 @@ class MultinomialNB(NaiveBayesClassifier):
 
     Parameters
     ----------
-    alpha : float, "evidence", "evidence_per_class" or array-like, default 1.0
+    alpha : float, "evidence", "evidence_per_class" or mapping, default 1.0
         Dirichlet concentration λ > 0 of the word probabilities. "evidence" chooses λ as the
         maximiser of the evidence p(X | y, λ), θ integrated out (empirical Bayes, see
         :mod:`bayesgen.smoothing`; searched in [1e-6, 1e6], with a warning at a bound), and
-        fits the posterior at it; ``alpha_`` holds it. An array of shape (n_classes,) gives
-        class k its own λ_k (in the order of ``classes_``); "evidence_per_class" chooses one
-        per class where the evidence supports it (a positive log Bayes factor against one λ
-        for all, ``closed_form_.attrs["alpha_log_bayes_factor"]``), else the "evidence" λ
-        for every class; ``alpha_`` is then an array.
+        fits the posterior at it; ``alpha_`` holds it. A mapping {class label: λ_k} (a
+        ``dict``, or a pandas ``Series`` indexed by class label; read by label, never by
+        position) gives class k its own λ_k; its keys must be exactly the classes.
+        "evidence_per_class" chooses one per class where the evidence supports it (a positive
+        log Bayes factor against one λ for all,
+        ``closed_form_.attrs["alpha_log_bayes_factor"]``), else the "evidence" λ for every
+        class; ``alpha_`` is then an array in the order of ``classes_``. A list or array is
+        refused: scikit-learn's naive Bayes reads it as one λ per feature, which bayesgen
+        does not offer.
     class_alpha : float or "evidence", default 1.0
-        Dirichlet concentration of the class probabilities; "evidence" maximises p(y | a).
+        Dirichlet concentration a > 0 of the class probabilities; "evidence" maximises
+        p(y | a).
     alpha_prior : (shape, rate) or None, default None
         A Gamma(shape, rate) hyperprior on λ (rate an inverse scale): λ is then learned with
         θ, and ``alpha`` must stay at its default. ``inference="conjugate"`` samples λ exactly
@@ -70,8 +75,8 @@ class MultinomialNB(NaiveBayesClassifier):
     closed_form_ : xarray.Dataset
         :func:`bayesgen.closed_form.multinomial_nb` for the same data and priors.
     alpha_ : float or ndarray of shape (n_classes,)
-        λ of the fit: ``alpha``, or the value the evidence chose; one per class where
-        ``alpha`` is an array or "evidence_per_class".
+        λ of the fit: ``alpha``, or the value the evidence chose; one per class, in the
+        order of ``classes_``, where ``alpha`` is a mapping or "evidence_per_class".
     class_alpha_ : float
         a of the fit: ``class_alpha``, or the value the evidence chose.
     prior_mean_ : ndarray
@@ -107,7 +112,7 @@ class MultinomialNB(NaiveBayesClassifier):
         inference="nuts",
         draws=1000,
         tune=1000,
-        chains=2,
+        chains=4,
         cores=None,
         random_seed=None,
         nuts_sampler="pymc",
@@ -144,11 +149,12 @@ class BernoulliNB(NaiveBayesClassifier):
 
     Parameters
     ----------
-    alpha : float, "evidence", "evidence_per_class" or array-like, default 1.0
-        Beta(λ, λ) prior, λ > 0; "evidence" chooses λ by the evidence, an array of shape
-        (n_classes,) gives each class its own, "evidence_per_class" chooses one per class
+    alpha : float, "evidence", "evidence_per_class" or mapping, default 1.0
+        Beta(λ, λ) prior, λ > 0; "evidence" chooses λ by the evidence, a mapping {class
+        label: λ_k} gives each class its own, "evidence_per_class" chooses one per class
         where the evidence supports it, as for :class:`MultinomialNB`.
     class_alpha : float or "evidence", default 1.0
+        Dirichlet concentration of the class probabilities, as for :class:`MultinomialNB`.
     alpha_prior : (shape, rate) or None, default None
         A Gamma(shape, rate) hyperprior on λ (rate an inverse scale): λ is then learned with
         θ, and ``alpha`` must stay at its default. ``inference="conjugate"`` samples λ exactly
@@ -198,7 +204,7 @@ class BernoulliNB(NaiveBayesClassifier):
         inference="nuts",
         draws=1000,
         tune=1000,
-        chains=2,
+        chains=4,
         cores=None,
         random_seed=None,
         nuts_sampler="pymc",
@@ -239,12 +245,13 @@ class CategoricalNB(NaiveBayesClassifier):
 
     Parameters
     ----------
-    alpha : float, "evidence", "evidence_per_class" or array-like, default 1.0
+    alpha : float, "evidence", "evidence_per_class" or mapping, default 1.0
         Dirichlet(λ) prior of each feature's categories, λ > 0; "evidence" chooses λ by the
-        evidence, an array of shape (n_classes,) gives each class its own,
+        evidence, a mapping {class label: λ_k} gives each class its own,
         "evidence_per_class" chooses one per class where the evidence supports it, as for
         :class:`MultinomialNB`.
     class_alpha : float or "evidence", default 1.0
+        Dirichlet concentration of the class probabilities, as for :class:`MultinomialNB`.
     alpha_prior : (shape, rate) or None, default None
         A Gamma(shape, rate) hyperprior on λ (rate an inverse scale): λ is then learned with
         θ, and ``alpha`` must stay at its default. ``inference="conjugate"`` samples λ exactly
@@ -255,8 +262,8 @@ class CategoricalNB(NaiveBayesClassifier):
         "uniform" is add-λ; "pooled" takes the add-½ category frequencies of all training
         rows; an array of shape (n_features, max K_n) gives m (0 in the padding). See
         :class:`MultinomialNB`.
-    n_categories : int or array-like, optional
-        K_n per feature; default max code + 1."""
+    n_categories : int, array-like or None, default None
+        K_n, one for every feature or one per feature; None: each feature's max code + 1."""
         + INFERENCE_PARAMS_DOC
         + """
     Attributes
@@ -298,7 +305,7 @@ class CategoricalNB(NaiveBayesClassifier):
         inference="nuts",
         draws=1000,
         tune=1000,
-        chains=2,
+        chains=4,
         cores=None,
         random_seed=None,
         nuts_sampler="pymc",
@@ -352,10 +359,13 @@ class GaussianDiscriminantAnalysis(GenerativeClassifier):
         "conjugate": normal-inverse-Wishart, whose posterior means are the closed form (and
         which ``inference="conjugate"`` samples exactly). "lkj": an LKJ correlation prior with
         half-normal scales, PyMC's usual recommendation, sampled by NUTS only.
-    prior : NormalInverseWishart, optional
-        Hyperparameters (m₀, κ₀, ν₀, Ψ₀); default :class:`NormalInverseWishart()`, weak and
+    prior : NormalInverseWishart or None, default None
+        Hyperparameters (m₀, κ₀, ν₀, Ψ₀); None: :class:`NormalInverseWishart()`, weak and
         centred on the data (see its docstring). Also sets the scales of the LKJ prior.
-    lkj_eta : float, default 2.0"""
+    lkj_eta : float, default 2.0
+        Shape η > 0 of the LKJ prior on the correlation matrix (``cov_prior="lkj"`` only):
+        1 is uniform over correlation matrices, larger values pull towards the identity
+        (PyMC's ``LKJCholeskyCov(eta=...)``)."""
         + INFERENCE_PARAMS_DOC
         + """
     Attributes
@@ -401,7 +411,7 @@ class GaussianDiscriminantAnalysis(GenerativeClassifier):
         inference="nuts",
         draws=1000,
         tune=1000,
-        chains=2,
+        chains=4,
         cores=None,
         random_seed=None,
         nuts_sampler="pymc",
@@ -461,8 +471,8 @@ class QuadraticDiscriminantAnalysis(GenerativeClassifier):
     ----------
     class_alpha : float, default 1.0
         Dirichlet concentration of the class probabilities.
-    prior : NormalInverseWishart, optional
-        Hyperparameters (m₀, κ₀, ν₀, Ψ₀) of every class; default
+    prior : NormalInverseWishart or None, default None
+        Hyperparameters (m₀, κ₀, ν₀, Ψ₀) of every class; None:
         :class:`NormalInverseWishart()`, weak and centred on the data (see its docstring)."""
         + INFERENCE_PARAMS_DOC
         + """
@@ -505,7 +515,7 @@ class QuadraticDiscriminantAnalysis(GenerativeClassifier):
         inference="nuts",
         draws=1000,
         tune=1000,
-        chains=2,
+        chains=4,
         cores=None,
         random_seed=None,
         nuts_sampler="pymc",

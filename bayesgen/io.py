@@ -353,7 +353,7 @@ def _to_tree(estimator) -> xr.DataTree:
         "format_version": FORMAT_VERSION,
         "bayesgen_version": __version__,
         "estimator": type(estimator).__name__,
-        "params": _params_json(estimator.get_params(deep=False)),
+        "params": _params_json(_stored_params(estimator)),
     }
     if exact is not None:  # a conjugate fit: loading draws its posterior again (same seed)
         tree.attrs |= {
@@ -385,6 +385,17 @@ def _conjugate_groups(estimator, exact) -> xr.DataTree:
     if exact.observed is not None:
         tree["observed_data"] = exact.observed
     return tree
+
+
+def _stored_params(estimator) -> dict:
+    """The hyperparameters to store; one λ per class ({class label: λ}) as a list in the order
+    of ``classes_`` (JSON keys could not keep the labels' types; the list's order can)."""
+    from bayesgen.params import is_class_mapping
+
+    params = estimator.get_params(deep=False)
+    if is_class_mapping(params.get("alpha")):
+        params["alpha"] = estimator.alpha_.tolist()
+    return params
 
 
 def _params_json(params: dict) -> str:
@@ -575,8 +586,9 @@ def _read_params(attrs, cls, closed_form: xr.Dataset) -> dict:
     return params
 
 
-def _read_class_alphas(value: list, closed_form: xr.Dataset) -> np.ndarray:
-    """One λ per class (a JSON list), as an array; it must be the closed form's."""
+def _read_class_alphas(value: list, closed_form: xr.Dataset) -> dict:
+    """One λ per class (a JSON list in the order of the classes) as the estimator takes it, a
+    mapping {class label: λ}; it must be the closed form's."""
     n_classes = closed_form.sizes.get("class", 0)
     valid = len(value) == n_classes and all(
         not isinstance(v, bool) and isinstance(v, int | float) and math.isfinite(v) and v > 0
@@ -594,7 +606,8 @@ def _read_class_alphas(value: list, closed_form: xr.Dataset) -> np.ndarray:
             f"params say alpha={value!r} but the closed_form group was computed with "
             f"alpha={saved.tolist()!r}."
         )
-    return alpha
+    labels = closed_form["class"].values.tolist()  # Python scalars, as a user writes them
+    return dict(zip(labels, alpha.tolist(), strict=True))
 
 
 def _read_alpha_prior(value, closed_form: xr.Dataset) -> tuple[float, float]:

@@ -18,18 +18,19 @@ from bayesgen import closed_form as cf
 from bayesgen.classifier import GenerativeClassifier
 from bayesgen.hyperprior import GammaHyperprior
 from bayesgen.params import (
+    CLASS_SMOOTHING,
     EVIDENCE,
     EVIDENCE_PER_CLASS,
-    FEATURE_SMOOTHING,
     PRIOR_MEAN,
     SMOOTHING,
+    is_class_mapping,
     is_real,
 )
 
 
 class NaiveBayesClassifier(GenerativeClassifier):
     _parameter_rules: ClassVar[dict] = {
-        "alpha": FEATURE_SMOOTHING,
+        "alpha": CLASS_SMOOTHING,
         "class_alpha": SMOOTHING,
         "alpha_prior": GammaHyperprior(),
         "prior_mean": PRIOR_MEAN,
@@ -50,6 +51,10 @@ class NaiveBayesClassifier(GenerativeClassifier):
         """The closed form at ``alpha`` and ``class_alpha``, those set to "evidence" first
         chosen by maximising the evidence of the statistics (:mod:`bayesgen.smoothing`)."""
         chosen = {"alpha": self.alpha, "class_alpha": self.class_alpha}
+        if is_class_mapping(self.alpha):  # {class label: λ}: λ_k in the order of the classes
+            chosen["alpha"] = cf.check_class_smoothing(
+                self.alpha, statistics["class"].values, "alpha"
+            )
         evidence = [name for name, value in chosen.items() if _is_evidence(value)]
         bayes_factor = None
         if evidence:

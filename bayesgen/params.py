@@ -9,6 +9,7 @@ data (:mod:`bayesgen.data` and the families), for the closed forms as well.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -124,6 +125,50 @@ class Seed:
         return None if value >= 0 else ValueError  # NumPy's seeds are non-negative
 
 
+class SeedOrGenerator(Seed):
+    """A seed, or a ``numpy.random.Generator`` to draw from (where nothing is saved)."""
+
+    expected = "None, an integer >= 0 or a numpy.random.Generator"
+
+    def error(self, value) -> type[Exception] | None:
+        return None if isinstance(value, np.random.Generator) else super().error(value)
+
+
+def check_param(name: str, value, rule) -> None:
+    """Raise ``rule``'s error for ``value``, naming ``name``, what was expected and what came.
+
+    Examples
+    --------
+    >>> from bayesgen.params import Real, check_param
+    >>> check_param("prob", 0.9, Real(low=0, high=1))
+    >>> check_param("prob", "0.9", Real(low=0, high=1))
+    Traceback (most recent call last):
+        ...
+    TypeError: prob: expected a number in (0, 1); got '0.9'.
+    """
+    error = rule.error(value)
+    if error is not None:
+        raise error(f"{name}: expected {rule.expected}; got {value!r}.")
+
+
+def random_generator(random_seed, name: str = "random_seed") -> np.random.Generator:
+    """The NumPy Generator of a method's ``random_seed``: None (fresh entropy), an integer
+    >= 0, or a Generator (used as it is); anything else is refused naming ``name``.
+
+    Examples
+    --------
+    >>> from bayesgen.params import random_generator
+    >>> float(random_generator(0).random()) == float(random_generator(0).random())
+    True
+    >>> random_generator("x")
+    Traceback (most recent call last):
+        ...
+    TypeError: random_seed: expected None, an integer >= 0 or a numpy.random.Generator; got 'x'.
+    """
+    check_param(name, random_seed, SeedOrGenerator())
+    return np.random.default_rng(random_seed)
+
+
 @dataclass(frozen=True)
 class InstanceOf:
     cls: type
@@ -182,22 +227,49 @@ class OptionOrArray:
 
 
 @dataclass(frozen=True)
-class RealOptionOrArray(RealOrOption):
-    """A number under the rule ``number``, one of the strings ``options``, or an array-like
-    checked against the data at fit (the naive Bayes ``alpha``: one λ per class)."""
+class RealOptionOrMapping(RealOrOption):
+    """A number under the rule ``number``, one of the strings ``options``, or a mapping
+    {class label: λ} (a ``dict`` or a pandas ``Series`` indexed by class label), checked
+    against the fitted classes at fit (the naive Bayes ``alpha``).
+
+    A list, tuple or array is refused with :attr:`array_hint`: scikit-learn's naive Bayes reads
+    an array ``alpha`` as one λ per feature, so reading it as one λ per class would give the
+    same call two meanings (and, with as many features as classes, a silently wrong fit).
+    """
 
     description: str = ""
+    array_hint: str = ""
 
     @property
     def expected(self) -> str:
         return " or ".join([super().expected, self.description])
 
     def error(self, value) -> type[Exception] | None:
-        if isinstance(value, np.ndarray | list | tuple) or (
-            hasattr(value, "__array__") and np.ndim(value) > 0  # a pandas Series
-        ):
+        if is_class_mapping(value):
             return None
+        if is_array_like(value):
+            return TypeError
         return super().error(value)
+
+    def explain(self, value) -> str:
+        """The hint for ``value``: why an array is refused; nothing for other values."""
+        return self.array_hint if is_array_like(value) else ""
+
+
+def is_class_mapping(value) -> bool:
+    """Whether ``value`` gives one value per class by label: a mapping or a pandas Series."""
+    import pandas as pd
+
+    return isinstance(value, Mapping | pd.Series)
+
+
+def is_array_like(value) -> bool:
+    """A list, tuple, array or other sequence of numbers (not a string, mapping or Series)."""
+    if isinstance(value, str | bytes) or is_class_mapping(value):
+        return False
+    return isinstance(value, list | tuple | np.ndarray) or (
+        hasattr(value, "__array__") and np.ndim(value) > 0
+    )
 
 
 PROPER_PRIOR_HINT = (
@@ -209,11 +281,21 @@ PRIOR_CONCENTRATION = Real(low=0, hint=PROPER_PRIOR_HINT)
 #: by maximising the evidence (:mod:`bayesgen.smoothing`).
 EVIDENCE = "evidence"
 SMOOTHING = RealOrOption(PRIOR_CONCENTRATION, (EVIDENCE,))
-#: The naive Bayes ``alpha`` also takes one λ per class, given or chosen by the evidence
-#: where it supports them (:mod:`bayesgen.smoothing`).
+#: The naive Bayes ``alpha`` also takes one λ per class, given by class label or chosen by
+#: the evidence where it supports them (:mod:`bayesgen.smoothing`).
 EVIDENCE_PER_CLASS = "evidence_per_class"
-FEATURE_SMOOTHING = RealOptionOrArray(
-    PRIOR_CONCENTRATION, (EVIDENCE, EVIDENCE_PER_CLASS), "an array of one λ > 0 per class"
+#: Why an array ``alpha`` is refused, and what to give instead.
+ALPHA_ARRAY_HINT = (
+    "scikit-learn's naive Bayes reads an array alpha as one λ per feature; bayesgen has no "
+    "per-feature λ, and reading the array as one λ per class instead would give the same call "
+    "two meanings. For one λ per class give a mapping from class label to λ, e.g. "
+    "alpha={'ham': 0.5, 'spam': 2.0}, or a pandas Series indexed by the class labels."
+)
+CLASS_SMOOTHING = RealOptionOrMapping(
+    PRIOR_CONCENTRATION,
+    (EVIDENCE, EVIDENCE_PER_CLASS),
+    "a mapping {class label: λ > 0} (a dict or a pandas Series indexed by the classes)",
+    ALPHA_ARRAY_HINT,
 )
 #: The naive Bayes ``prior_mean`` (:mod:`bayesgen.families.naive_bayes`).
 PRIOR_MEAN = OptionOrArray(("uniform", "pooled"), "an array of prior means of feature_prob")
@@ -246,15 +328,30 @@ INFERENCE_PARAMS_DOC = """
         exact conjugate posterior, kept as its parameters (``posterior_``, a
         :class:`bayesgen.posterior.ConjugatePosterior`: exact means, SDs and intervals); its
         exact independent draws (``idata_``) are made on first use (fast; no compilation).
-    draws, tune : int, default 1000
-        Posterior draws and tuning steps per chain (``tune`` is ignored by "conjugate").
-    chains : int, default 2
-    cores : int, optional
-        Parallel chains for NUTS; default one per chain up to the number of CPUs.
-    random_seed : int, optional
-    nuts_sampler : str, default "pymc"
-        NUTS implementation ("pymc", "nutpie", "numpyro", "blackjax").
+    draws : int, default 1000
+        Posterior draws per chain (``draws * chains`` in all).
+    tune : int, default 1000
+        NUTS tuning (warm-up) steps per chain, discarded; ignored by "conjugate". Fewer than
+        200 warn at fit.
+    chains : int, default 4
+        Independent chains, as PyMC samples by default: R-hat compares them, so a chain stuck
+        in another mode shows. For "conjugate" they only lay out the exact independent draws
+        as (chain, draw).
+    cores : int or None, default None
+        Chains NUTS runs in parallel (one process each); None: one per chain up to the number
+        of CPUs, so on a 2-core machine the 4 default chains run two at a time (PyMC's own
+        default would run them one after another there).
+    random_seed : int or None, default None
+        Seed (an integer >= 0) of the draws, of NUTS, the prior draws and the exact conjugate
+        draws alike; the model file stores it. None draws fresh entropy (a conjugate fit then
+        keeps the seed it drew, so a saved model still redraws the same draws). Not a
+        ``numpy.random.Generator``, which a model file could not store.
+    nuts_sampler : {"pymc", "nutpie", "numpyro", "blackjax"}, default "pymc"
+        NUTS implementation, passed to ``pymc.sample`` (explicit, because PyMC's default
+        silently becomes nutpie once that is installed).
     target_accept : float, default 0.9
+        NUTS's target acceptance rate, in (0, 1): higher takes smaller steps (fewer
+        divergences, slower sampling).
     compute_map : bool or "find_map", default True
         Also compute the MAP point (stored as ``map_``): exactly from the closed form wherever
         the prior is conjugate (nothing compiles, after NUTS too), with PyMC's ``find_MAP``
@@ -263,8 +360,10 @@ INFERENCE_PARAMS_DOC = """
         :func:`bayesgen.compare` sets the PyMC model's own mode against the closed form.
         ``map_.attrs`` records the method and whether the optimiser converged.
     prior_draws : int, default 500
-        Draws from the prior (the ``prior`` group, for prior-vs-posterior plots).
+        Draws from the prior (the ``prior`` group, for prior-vs-posterior plots); 0 skips it.
     dtype : {"float64", "float32"}, default "float64"
         Storage of the draws; "float32" halves memory for large vocabularies.
     progressbar : bool, default False
+        Show PyMC's sampling progress bar and messages during a NUTS fit; False keeps the fit
+        silent.
 """

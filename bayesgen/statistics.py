@@ -31,9 +31,14 @@ from bayesgen.data import FeatureKind, TrainingData, check_feature_names, check_
 from bayesgen.gaussian import merge_class_moments
 from bayesgen.labels import check_labels
 
+#: The largest sum of the sample weights: float64 holds whole counts exactly up to 2**53, and
+#: half of that is left for rows added later (``partial_fit``).
+MAX_TOTAL_WEIGHT = 2.0**52
+
 
 def check_sample_weight(sample_weight, n_samples: int) -> np.ndarray | None:
-    """Validate ``sample_weight``: finite numbers ≥ 0, one per row, not all zero.
+    """Validate ``sample_weight``: finite numbers ≥ 0 summing to at most 2**52, one per row,
+    not all zero.
 
     Returns
     -------
@@ -74,6 +79,18 @@ def check_sample_weight(sample_weight, n_samples: int) -> np.ndarray | None:
         raise ValueError(
             "sample_weight: expected finite weights >= 0; got "
             f"{weights[bad[0]]} at position {bad[0]} ({bad.size} such weights)."
+        )
+    with np.errstate(over="ignore"):  # a sum that overflows is inf, refused below
+        total = float(np.sum(weights))  # exact for whole weights up to 2**53
+    if total > MAX_TOTAL_WEIGHT:
+        largest = int(np.argmax(weights))
+        raise ValueError(
+            f"sample_weight: expected weights whose sum is at most 2**52 = "
+            f"{MAX_TOTAL_WEIGHT:.6g}; got a sum of {total:g} (the largest weight "
+            f"{weights[largest]:g}, at position {largest}). A weight counts its row that many "
+            "times in the sufficient statistics, and float64 holds such counts as whole "
+            "numbers only up to 2**53 (half of it is kept for later rows); far above it their "
+            "sums overflow to infinity."
         )
     if not np.any(weights > 0):
         raise ValueError(

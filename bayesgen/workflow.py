@@ -135,7 +135,8 @@ class GenerativeWorkflow:
 
         Parameters
         ----------
-        random_seed : int, optional
+        random_seed : int, numpy.random.Generator or None, default None
+            Seed (an integer >= 0) or Generator of the simulation; None draws fresh entropy.
         draws : int, optional
             Posterior draws to simulate from, spread evenly over the chains; all by default.
         keep_rows : bool, default True
@@ -160,7 +161,9 @@ class GenerativeWorkflow:
 
     def _simulate(self, source: str, random_seed, draws, keep_rows) -> xr.DataTree:
         from bayesgen import simulation
+        from bayesgen.params import random_generator
 
+        rng = random_generator(random_seed)  # a bad seed is refused before any work
         X, y_codes = self.training_rows()
         if source not in self.idata_.children:
             raise ValueError(
@@ -175,7 +178,7 @@ class GenerativeWorkflow:
             y_codes,
             draws=draws,
             keep_rows=keep_rows,
-            rng=np.random.default_rng(random_seed),
+            rng=rng,
         )
         self.idata_[f"{source}_predictive"] = group
         return self.idata_

@@ -40,10 +40,18 @@ FAST = {
 
 
 #: What naive Bayes smoothing accepts: a λ, or "evidence" (bayesgen.smoothing); alpha also
-#: one λ per class.
+#: one λ per class, by class label.
 SMOOTHING = "a finite number > 0 or 'evidence'"
 ALPHA = (
-    "a finite number > 0 or 'evidence' or 'evidence_per_class' or an array of one λ > 0 per class"
+    "a finite number > 0 or 'evidence' or 'evidence_per_class' or a mapping "
+    "{class label: λ > 0} (a dict or a pandas Series indexed by the classes)"
+)
+#: Why an array alpha is refused (scikit-learn reads it per feature).
+ALPHA_ARRAY = (
+    "scikit-learn's naive Bayes reads an array alpha as one λ per feature; bayesgen has no "
+    "per-feature λ, and reading the array as one λ per class instead would give the same call "
+    "two meanings. For one λ per class give a mapping from class label to λ, e.g. "
+    "alpha={'ham': 0.5, 'spam': 2.0}, or a pandas Series indexed by the class labels."
 )
 
 
@@ -140,6 +148,18 @@ CATALOGUE = [
     (C, {"alpha": np.inf}, ValueError, _proper_prior("alpha", "inf", "categorical_nb")),
     (M, {"alpha": "1"}, ValueError, f"alpha: expected {ALPHA}; got '1'."),
     (B, {"alpha": None}, TypeError, f"alpha: expected {ALPHA}; got None."),
+    (
+        M,
+        {"alpha": [0.5, 2.0]},
+        TypeError,
+        f"alpha: expected {ALPHA}; got [0.5, 2.0]. {ALPHA_ARRAY}",
+    ),
+    (
+        C,
+        {"alpha": np.array([1.0, 2.0])},
+        TypeError,
+        f"alpha: expected {ALPHA}; got array([1., 2.]). {ALPHA_ARRAY}",
+    ),
     (M, {"class_alpha": 0}, ValueError, _proper_prior("class_alpha", 0, "multinomial_nb")),
     (G, {"class_alpha": 0.0}, ValueError, _proper_prior("class_alpha", 0.0, "gda")),
     (B, {"class_alpha": -0.5}, ValueError, _proper_prior("class_alpha", -0.5, "bernoulli_nb")),
@@ -282,7 +302,7 @@ def stop_at_sampling(monkeypatch):
             "NUTS: draws=10 x chains=2 keeps 20 draws, fewer than the 400 effective draws that "
             "compare() asks for; tune=5 is below 200 tuning steps, too few for NUTS to adapt its "
             "step size and mass matrix. Use draws * chains >= 400 and tune >= 200 (the defaults: "
-            "draws=1000, tune=1000, chains=2).",
+            "draws=1000, tune=1000, chains=4).",
         ),
         (
             {"tune": 1000, "draws": 199},

@@ -1,6 +1,8 @@
-"""Per-class smoothing λ_k of the naive Bayes models: ``alpha`` as an array of shape
-(n_classes,), and ``alpha="evidence_per_class"`` (one λ per class where the Bayes factor of
-"one λ per class" against "one λ for all" is > 0).
+"""Per-class smoothing λ_k of the naive Bayes models: ``alpha`` as a mapping {class label: λ}
+(an array in class order for the closed-form functions), and ``alpha="evidence_per_class"``
+(one λ per class where the Bayes factor of "one λ per class" against "one λ for all" is > 0).
+The estimators refuse a plain array (scikit-learn reads one as one λ per feature; see
+tests/test_alpha_meaning.py).
 
 The prior of class k's feature probabilities is Dirichlet(λ_k w) (Bernoulli: Beta(λ_k w,
 λ_k (2 − w))). Every expected value here is computed in the test from the rows, with NumPy and
@@ -85,6 +87,8 @@ X_CODES = np.array(
 N_CATEGORIES = np.array([2, 3, 4])
 X_OF = {"multinomial": X_WORDS, "bernoulli": X_BINARY, "categorical": X_CODES}
 ALPHA = np.array([0.4, 1.7, 5.0])
+#: ALPHA as the estimators take it: by class label, listed out of the classes' order.
+ALPHA_BY_CLASS = {"spam": 5.0, "eggs": 0.4, "ham": 1.7}
 LOW, HIGH = math.log(1e-6), math.log(1e6)  # smoothing.BOUNDS, in log λ
 
 
@@ -252,7 +256,10 @@ def test_closed_form_feature_prob_is_add_lambda_k_per_class(name):
     np.testing.assert_array_equal(est["class"].values, CLASSES)
     np.testing.assert_allclose(est["feature_prob"].values, expected, rtol=1e-13, atol=1e-15)
     np.testing.assert_allclose(
-        _fit(name, ALPHA).closed_form_["feature_prob"].values, expected, rtol=1e-13, atol=1e-15
+        _fit(name, ALPHA_BY_CLASS).closed_form_["feature_prob"].values,
+        expected,
+        rtol=1e-13,
+        atol=1e-15,
     )
 
 
@@ -262,7 +269,7 @@ def test_pooled_prior_mean_with_per_class_lambda(name):
     expected = add_lambda_by_hand(name, X_OF[name], CODES, ALPHA, weight=weight)
     est = FIT[name](X_OF[name], Y, alpha=ALPHA, prior_mean="pooled")
     np.testing.assert_allclose(est["feature_prob"].values, expected, rtol=1e-13, atol=1e-15)
-    fitted = _fit(name, ALPHA, prior_mean="pooled").closed_form_
+    fitted = _fit(name, ALPHA_BY_CLASS, prior_mean="pooled").closed_form_
     np.testing.assert_allclose(fitted["feature_prob"].values, expected, rtol=1e-13, atol=1e-15)
 
 
@@ -274,7 +281,7 @@ def test_alpha_attr_is_an_array_per_class_and_a_float_for_one_lambda(name):
     np.testing.assert_array_equal(per_class.attrs["alpha"], ALPHA)
     shared = FIT[name](X_OF[name], Y, alpha=0.5)
     assert isinstance(shared.attrs["alpha"], float)
-    est = _fit(name, ALPHA)
+    est = _fit(name, ALPHA_BY_CLASS)
     assert isinstance(est.alpha_, np.ndarray) and est.alpha_.dtype == np.float64
     np.testing.assert_array_equal(est.alpha_, ALPHA)
 
@@ -287,12 +294,18 @@ def test_a_list_is_taken_as_the_array():
 
 @pytest.mark.parametrize(
     "alpha",
-    [ALPHA.tolist(), tuple(ALPHA), np.array([1, 2, 5]), pd.Series(ALPHA)],
-    ids=["list", "tuple", "int-array", "Series"],
+    [
+        ALPHA_BY_CLASS,
+        {"eggs": 1, "ham": 2, "spam": 5},
+        pd.Series(ALPHA_BY_CLASS),
+        pd.Series(ALPHA, index=CLASSES),
+        {np.str_(label): np.float32(lam) for label, lam in ALPHA_BY_CLASS.items()},
+    ],
+    ids=["dict", "int-values", "Series", "Series-in-class-order", "numpy-keys-and-values"],
 )
-def test_any_array_like_is_taken_by_the_estimator(alpha):
+def test_any_mapping_is_read_by_label_by_the_estimator(alpha):
     est = MultinomialNB(alpha=alpha, **FAST).fit(X_WORDS, Y)
-    expected = np.asarray(alpha, dtype=np.float64)
+    expected = np.array([float(alpha[label]) for label in CLASSES])
     assert est.alpha_.dtype == np.float64
     np.testing.assert_array_equal(est.alpha_, expected)
     np.testing.assert_allclose(
@@ -300,6 +313,16 @@ def test_any_array_like_is_taken_by_the_estimator(alpha):
         add_lambda_by_hand("multinomial", X_WORDS, CODES, expected),
         rtol=1e-13,
     )
+
+
+@pytest.mark.parametrize(
+    "alpha",
+    [ALPHA.tolist(), tuple(ALPHA), np.array([1, 2, 5]), pd.array(ALPHA)],
+    ids=["list", "tuple", "int-array", "pandas-array"],
+)
+def test_any_plain_array_is_refused_by_the_estimator(alpha):
+    with pytest.raises(TypeError, match=r"(?s)^alpha: .*reads an array alpha as one λ per feature"):
+        MultinomialNB(alpha=alpha, **FAST).fit(X_WORDS, Y)
 
 
 def test_equal_per_class_values_give_the_scalar_fit():
@@ -450,7 +473,7 @@ def softmax(joint):
 
 @pytest.mark.parametrize("name", NB_MODELS)
 def test_loo_proba_equals_refits_without_each_row(name):
-    est = _fit(name, ALPHA)
+    est = _fit(name, ALPHA_BY_CLASS)
     expected = np.array(
         [softmax(loo_log_joint_by_hand(name, X_OF[name], CODES, i, ALPHA)) for i in range(10)]
     )
@@ -458,8 +481,8 @@ def test_loo_proba_equals_refits_without_each_row(name):
 
 
 @pytest.mark.parametrize("name", NB_MODELS)
-def test_loo_proba_equals_bayesgens_own_refit_with_the_array(name):
-    est = _fit(name, ALPHA)
+def test_loo_proba_equals_bayesgens_own_refit_with_per_class_lambda(name):
+    est = _fit(name, ALPHA_BY_CLASS)
     proba = loo_proba(est)
     options = {"n_categories": N_CATEGORIES} if name == "categorical" else {}
     for i in (0, 4, 9):
@@ -482,7 +505,7 @@ def test_posterior_predictive_is_the_dirichlet_multinomial_per_class():
         expected.append(softmax(joint))
     est = cf.multinomial_nb(X_WORDS, Y, alpha=ALPHA)
     np.testing.assert_allclose(cf.posterior_predictive_proba(est, new), expected, rtol=1e-12)
-    fitted = _fit("multinomial", ALPHA)
+    fitted = _fit("multinomial", ALPHA_BY_CLASS)
     np.testing.assert_allclose(fitted.posterior_predictive_proba(new), expected, rtol=1e-12)
 
 
@@ -498,7 +521,7 @@ def test_bernoulli_posterior_predictive_is_the_add_lambda_k_plug_in():
 
 @pytest.mark.parametrize("name", NB_MODELS)
 def test_exact_draws_have_the_per_class_beta_moments(name):
-    est = _fit(name, ALPHA, draws=2000, chains=2)
+    est = _fit(name, ALPHA_BY_CLASS, draws=2000, chains=2)
     draws = est.idata_["posterior"]["feature_prob"].values
     draws = draws.reshape(-1, *draws.shape[2:])
     mean = add_lambda_by_hand(name, X_OF[name], CODES, ALPHA)
@@ -522,14 +545,15 @@ def test_exact_draws_have_the_per_class_beta_moments(name):
 
 @pytest.mark.parametrize("name", NB_MODELS)
 def test_compare_agrees_with_per_class_lambda(name):
-    est = _fit(name, ALPHA, draws=1000, chains=2)
+    est = _fit(name, ALPHA_BY_CLASS, draws=1000, chains=2)
     result = bayesgen.compare(est)
     assert result.ok, str(result)
 
 
 def test_compare_with_the_classes_lambdas_swapped_disagrees_where_they_differ():
-    est = _fit("multinomial", ALPHA, draws=1000, chains=2)
-    result = bayesgen.compare(est, alpha=ALPHA[::-1])  # eggs and spam swap, ham keeps 1.7
+    est = _fit("multinomial", ALPHA_BY_CLASS, draws=1000, chains=2)
+    swapped = {"eggs": 5.0, "ham": 1.7, "spam": 0.4}  # eggs and spam swap, ham keeps 1.7
+    result = bayesgen.compare(est, alpha=swapped)
     assert not result.ok
     feature = result.table[result.table["variable"] == "feature_prob"]
     by_class = feature.groupby(feature["coords"].str.split(",").str[0])["agrees"]
@@ -539,7 +563,7 @@ def test_compare_with_the_classes_lambdas_swapped_disagrees_where_they_differ():
 
 @pytest.mark.parametrize("name", NB_MODELS)
 def test_exact_draws_and_compare_with_the_pooled_mean(name):
-    est = _fit(name, ALPHA, prior_mean="pooled", draws=1000, chains=2)
+    est = _fit(name, ALPHA_BY_CLASS, prior_mean="pooled", draws=1000, chains=2)
     weight = pooled_weight_by_hand(name, X_OF[name])
     expected = add_lambda_by_hand(name, X_OF[name], CODES, ALPHA, weight=weight)
     draws = est.idata_["posterior"]["feature_prob"].values.reshape(2000, *expected.shape)
@@ -552,7 +576,7 @@ def test_exact_draws_and_compare_with_the_pooled_mean(name):
 
 def test_predict_proba_is_the_posterior_mean_of_the_plug_in():
     """E[p(y | x, θ)] over θ_k ~ Dirichlet(counts_k + λ_k), by our own Monte Carlo."""
-    est = _fit("multinomial", ALPHA, draws=4000, chains=1)
+    est = _fit("multinomial", ALPHA_BY_CLASS, draws=4000, chains=1)
     new = np.array([[0, 0, 4], [3, 1, 0]])
     counts = np.array([rows.sum(axis=0) for rows in class_rows(X_WORDS, CODES)])
     class_count = np.bincount(CODES, minlength=3)
@@ -574,11 +598,11 @@ def _sbc_fit(name):
         X = rng.poisson(2.0, (30, 3))
     else:
         X = (rng.random((30, 3)) < 0.4).astype(int)
-    return ESTIMATORS[name](alpha=np.array([0.3, 4.0]), **FAST).fit(X, y)
+    return ESTIMATORS[name](alpha={0: 0.3, 1: 4.0}, **FAST).fit(X, y)
 
 
 @pytest.mark.parametrize("name", ["multinomial", "bernoulli"])
-def test_sbc_is_ok_with_an_array_alpha(name):
+def test_sbc_is_ok_with_per_class_lambda(name):
     result = sbc(_sbc_fit(name), n_simulations=120, random_seed=11)
     assert result.ok, str(result)
 
@@ -592,8 +616,8 @@ def test_sbc_catches_one_lambda_for_every_class_in_the_simulation(name, prior_al
     assert result.p_values["feature_prob"] < 1e-5
 
 
-def test_partial_fit_with_an_array_alpha_equals_fit_on_all_rows():
-    est = MultinomialNB(alpha=ALPHA, **FAST)
+def test_partial_fit_with_per_class_lambda_equals_fit_on_all_rows():
+    est = MultinomialNB(alpha=ALPHA_BY_CLASS, **FAST)
     est.partial_fit(X_WORDS[:4], Y[:4], classes=CLASSES)
     est.partial_fit(X_WORDS[4:], Y[4:])
     expected = add_lambda_by_hand("multinomial", X_WORDS, CODES, ALPHA)
@@ -619,7 +643,7 @@ def test_sample_weight_counts_rows_with_per_class_lambda():
     counts = np.array([(weights[CODES == k, None] * X_WORDS[CODES == k]).sum(0) for k in range(3)])
     lam = ALPHA[:, None]
     expected = (counts + lam) / (counts.sum(axis=1, keepdims=True) + 3 * lam)
-    est = MultinomialNB(alpha=ALPHA, **FAST).fit(X_WORDS, Y, sample_weight=weights)
+    est = MultinomialNB(alpha=ALPHA_BY_CLASS, **FAST).fit(X_WORDS, Y, sample_weight=weights)
     np.testing.assert_allclose(est.closed_form_["feature_prob"].values, expected, rtol=1e-12)
 
 
@@ -633,10 +657,10 @@ def test_dask_input_gives_the_in_memory_closed_form():
     np.testing.assert_array_equal(est.attrs["alpha"], ALPHA)
 
 
-def test_clone_keeps_the_array_and_refits_the_same():
+def test_clone_keeps_the_mapping_and_refits_the_same():
     from sklearn.base import clone
 
-    est = _fit("categorical", ALPHA)
+    est = _fit("categorical", ALPHA_BY_CLASS)
     again = clone(est).fit(X_CODES, Y)
     np.testing.assert_array_equal(again.alpha_, est.alpha_)
     np.testing.assert_array_equal(
@@ -645,14 +669,15 @@ def test_clone_keeps_the_array_and_refits_the_same():
 
 
 def test_conjugate_map_is_the_per_class_dirichlet_mode():
-    alpha = ALPHA + 1.0  # every λ_k > 1: an interior mode, (c + λ_k − 1) / (N_k + V(λ_k − 1))
+    # every λ_k > 1: an interior mode, (c + λ_k − 1) / (N_k + V(λ_k − 1))
+    alpha = {label: lam + 1.0 for label, lam in ALPHA_BY_CLASS.items()}
     est = MultinomialNB(alpha=alpha, **{**FAST, "compute_map": True}).fit(X_WORDS, Y)
-    expected = add_lambda_by_hand("multinomial", X_WORDS, CODES, alpha - 1.0)
+    expected = add_lambda_by_hand("multinomial", X_WORDS, CODES, ALPHA)
     np.testing.assert_allclose(est.map_["feature_prob"].values, expected, rtol=1e-10)
 
 
 def test_prior_draws_follow_each_classs_dirichlet():
-    est = MultinomialNB(alpha=ALPHA, **{**FAST, "prior_draws": 4000, "draws": 10})
+    est = MultinomialNB(alpha=ALPHA_BY_CLASS, **{**FAST, "prior_draws": 4000, "draws": 10})
     prior = est.fit(X_WORDS, Y).idata_["prior"]["feature_prob"].values.reshape(-1, 3, 3)
     # Dirichlet(λ_k, λ_k, λ_k): mean 1/3, SD sqrt((1/3)(2/3) / (3 λ_k + 1))
     sd = np.sqrt(2 / 9 / (3 * ALPHA + 1))[:, None]
@@ -673,7 +698,7 @@ def test_log_evidence_of_evidence_per_class_is_at_the_chosen_lambdas():
 @pytest.mark.slow
 def test_nuts_posterior_agrees_with_the_per_class_closed_form():
     est = MultinomialNB(
-        alpha=ALPHA,
+        alpha=ALPHA_BY_CLASS,
         inference="nuts",
         draws=1000,
         tune=500,
@@ -686,7 +711,7 @@ def test_nuts_posterior_agrees_with_the_per_class_closed_form():
     assert result.ok, str(result)
 
 
-@pytest.mark.parametrize("alpha", [ALPHA, "evidence_per_class"])
+@pytest.mark.parametrize("alpha", [ALPHA_BY_CLASS, "evidence_per_class"])
 def test_save_and_load_keep_alpha_and_the_predictions_bit_for_bit(alpha, tmp_path):
     est = _fit("multinomial", alpha, draws=100, chains=1)
     new = np.array([[0, 0, 4], [3, 1, 0], [1, 1, 1]])
@@ -704,7 +729,7 @@ def test_save_and_load_keep_alpha_and_the_predictions_bit_for_bit(alpha, tmp_pat
             == est.closed_form_.attrs["alpha_log_bayes_factor"]
         )
     else:
-        np.testing.assert_array_equal(loaded.alpha, ALPHA)
+        assert loaded.alpha == ALPHA_BY_CLASS  # stored in classes_ order, read back by label
     assert np.array_equal(loaded.predict_proba(new), proba)
     assert np.array_equal(loaded.posterior_predictive_proba(new), predictive)
 
@@ -714,7 +739,7 @@ def _tampered_alpha(tmp_path, alpha):
 
     import xarray as xr
 
-    est = _fit("multinomial", ALPHA, draws=20, chains=1)
+    est = _fit("multinomial", ALPHA_BY_CLASS, draws=20, chains=1)
     est.save(tmp_path / "model.nc")
     tree = xr.open_datatree(tmp_path / "model.nc").load()
     params = json.loads(tree.attrs["params"])
@@ -747,10 +772,11 @@ def _cli_fit(tmp_path, alpha):
     return main([*argv, *options, "--alpha", alpha, "--output", str(tmp_path / "model.nc")])
 
 
-def test_cli_takes_one_lambda_per_class_in_the_order_of_the_sorted_labels(tmp_path):
-    assert _cli_fit(tmp_path, "0.4,1.7,5") == 0
+def test_cli_takes_one_lambda_per_class_by_label(tmp_path):
+    assert _cli_fit(tmp_path, "spam=5,eggs=0.4,ham=1.7") == 0
     loaded = bayesgen.load(tmp_path / "model.nc")
     np.testing.assert_array_equal(loaded.alpha_, ALPHA)
+    assert loaded.alpha == ALPHA_BY_CLASS
     expected = add_lambda_by_hand("multinomial", X_WORDS, CODES, ALPHA)
     np.testing.assert_allclose(loaded.closed_form_["feature_prob"].values, expected, rtol=1e-13)
 
@@ -763,25 +789,28 @@ def test_cli_takes_evidence_per_class(tmp_path):
     assert "alpha_log_bayes_factor" in loaded.closed_form_.attrs
 
 
-@pytest.mark.parametrize("alpha", ["0.4,1.7", "0.4,0,5", "0.4,x,5"])
+@pytest.mark.parametrize(
+    "alpha", ["0.4,1.7,5", "eggs=0.4,ham=1.7", "eggs=0.4,ham=0,spam=5", "eggs=0.4,ham=x,spam=5"]
+)
 def test_cli_refuses_a_wrong_list_naming_alpha(tmp_path, capsys, alpha):
     assert _cli_fit(tmp_path, alpha) == 2
     assert "alpha" in capsys.readouterr().err
 
 
 # --------------------------------------------------------------------------------------------
-# The user's array is the user's.
+# The user's mapping or array is the user's.
 
 
 @pytest.mark.parametrize("name", NB_MODELS)
-def test_the_users_alpha_array_is_not_modified(name):
-    alpha = np.array([0.4, 1.7, 5.0])
-    before = alpha.copy()
+def test_the_users_alpha_is_not_modified(name):
+    alpha = dict(ALPHA_BY_CLASS)
     est = _fit(name, alpha)
-    FIT[name](X_OF[name], Y, alpha=alpha)
-    assert alpha.tobytes() == before.tobytes() and alpha.dtype == before.dtype
+    assert alpha == ALPHA_BY_CLASS and list(alpha) == list(ALPHA_BY_CLASS)
     assert est.get_params()["alpha"] is alpha  # scikit-learn: __init__ stores it as given
-    assert not np.shares_memory(est.alpha_, alpha)
+    array = np.array([0.4, 1.7, 5.0])
+    before = array.copy()
+    FIT[name](X_OF[name], Y, alpha=array)  # the closed form takes λ in class order
+    assert array.tobytes() == before.tobytes() and array.dtype == before.dtype
 
 
 # --------------------------------------------------------------------------------------------
@@ -797,22 +826,25 @@ BAD_VALUES = [
 
 
 @pytest.mark.parametrize("alpha", BAD_SHAPES, ids=lambda a: f"shape{a.shape}")
-@pytest.mark.parametrize("where", ["estimator", "closed_form"])
-def test_an_array_of_the_wrong_shape_is_refused(alpha, where):
+def test_an_array_of_the_wrong_shape_is_refused_by_the_closed_form(alpha):
     with pytest.raises(ValueError, match=r"^alpha: ") as caught:
-        if where == "estimator":
-            _fit("multinomial", alpha)
-        else:
-            cf.multinomial_nb(X_WORDS, Y, alpha=alpha)
+        cf.multinomial_nb(X_WORDS, Y, alpha=alpha)
     message = str(caught.value)
     assert "(3,)" in message  # the shape expected: (n_classes,) = (3,)
     assert str(alpha.shape) in message  # the shape that came
 
 
+@pytest.mark.parametrize("alpha", BAD_SHAPES, ids=lambda a: f"shape{a.shape}")
+def test_an_array_of_any_shape_is_refused_by_the_estimator(alpha):
+    with pytest.raises(TypeError, match=r"(?s)^alpha: .*one λ per feature"):
+        _fit("multinomial", alpha)
+
+
 @pytest.mark.parametrize("alpha", BAD_VALUES, ids=lambda a: str(a[1]))
 @pytest.mark.parametrize("name", NB_MODELS)
-def test_an_array_with_a_value_not_above_zero_is_refused(alpha, name):
-    for fit in (lambda: _fit(name, alpha), lambda: FIT[name](X_OF[name], Y, alpha=alpha)):
+def test_a_lambda_not_above_zero_is_refused(alpha, name):
+    by_class = dict(zip(CLASSES.tolist(), alpha.tolist(), strict=True))
+    for fit in (lambda: _fit(name, by_class), lambda: FIT[name](X_OF[name], Y, alpha=alpha)):
         with pytest.raises(ValueError, match=r"^alpha: ") as caught:
             fit()
         message = str(caught.value)
@@ -831,7 +863,7 @@ def test_an_array_of_strings_is_refused():
         _fit("multinomial", np.array(["a", "b", "c"]))
 
 
-@pytest.mark.parametrize("alpha", [ALPHA, "evidence_per_class"], ids=["array", "string"])
+@pytest.mark.parametrize("alpha", [ALPHA_BY_CLASS, "evidence_per_class"], ids=["mapping", "string"])
 def test_per_class_alpha_beside_alpha_prior_is_refused(alpha):
     with pytest.raises(ValueError, match=re.escape("alpha: leave it at its default 1.0 when")):
         _fit("multinomial", alpha, alpha_prior=(3.0, 1.5))

@@ -24,6 +24,7 @@ and every concentration is λ times it (:meth:`NaiveBayesFamily.prior_weights`).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -120,8 +121,9 @@ class NaiveBayesFamily(Family):
         ----------
         X : array-like, DataFrame or sparse matrix of shape (n_samples, n_features)
         y : array-like of shape (n_samples,)
-        alpha : float or array-like of shape (n_classes,), default 1.0
-            Smoothing λ ≥ 0 for the feature probabilities, or one λ > 0 per class.
+        alpha : float or mapping, default 1.0
+            Smoothing λ ≥ 0 for the feature probabilities, or one λ > 0 per class as a
+            mapping {class label: λ} (a dict, or a pandas Series read by its index).
         class_alpha : float, default 1.0
             Smoothing for the class prior; 0 gives N_k / N.
         prior_mean : {"uniform", "pooled"}, default "uniform"
@@ -142,7 +144,7 @@ class NaiveBayesFamily(Family):
             the model, λ, a, the number of samples (the total weight) and whether feature
             names were given.
         """
-        if np.ndim(alpha) == 0:  # one λ per class is checked against the classes, below
+        if np.ndim(alpha) == 0 and not isinstance(alpha, Mapping):  # per class: checked below
             alpha = cf.check_smoothing(alpha, "alpha")
         class_alpha = cf.check_smoothing(class_alpha, "class_alpha")
         check_prior_mean(prior_mean)
@@ -228,7 +230,7 @@ class NaiveBayesFamily(Family):
         """
         class_count = statistics["class_count"].values
         n_classes, n_samples = class_count.size, class_count.sum()
-        alpha = cf.check_class_smoothing(alpha, n_classes, "alpha")
+        alpha = cf.check_class_smoothing(alpha, statistics["class"].values, "alpha")
         class_alpha = cf.check_smoothing(class_alpha, "class_alpha")
         variables = {
             "class_count": (("class",), class_count),
