@@ -124,7 +124,7 @@ def bernoulli_boundary():
 
 @pytest.fixture(scope="module")
 def bernoulli_nuts():
-    est = BernoulliNB(alpha=1.0, inference="nuts", draws=1000, tune=1000, random_seed=1)
+    est = BernoulliNB(alpha=1.0, inference="nuts", draws=1000, tune=1000, chains=2, random_seed=1)
     return fit_quietly(est, *binary_data())
 
 
@@ -299,7 +299,13 @@ def test_gda_lkj_prior_has_no_closed_form_for_mu_and_cov(gda):
 @pytest.mark.slow
 def test_gda_lkj_nuts_fit_is_compared():
     est = GaussianDiscriminantAnalysis(
-        cov_prior="lkj", inference="nuts", draws=500, tune=500, random_seed=0, compute_map=False
+        cov_prior="lkj",
+        inference="nuts",
+        draws=500,
+        tune=500,
+        chains=2,
+        random_seed=0,
+        compute_map=False,
     ).fit(*gaussian_data())
     result = compare(est)
     assert rows(result.table, "mu")["reason"].str.contains("LKJ").all()

@@ -387,7 +387,13 @@ def test_report_without_held_out_data_lists_those_plots_as_skipped(gda, tmp_path
 def test_report_of_a_nuts_fit_has_the_energy_plot(text_data, tmp_path):
     X, y, _, _ = text_data
     est = MultinomialNB(
-        inference="nuts", compute_map=False, draws=200, tune=200, random_seed=0, prior_draws=0
+        inference="nuts",
+        compute_map=False,
+        draws=200,
+        tune=200,
+        chains=2,
+        random_seed=0,
+        prior_draws=0,
     ).fit(X, y)
     assert isinstance(plots.plot_energy(est), PlotCollection)
     report(est, tmp_path)
