@@ -13,7 +13,9 @@ from __future__ import annotations
 import argparse
 import math
 import sys
+import warnings
 from pathlib import Path
+from textwrap import dedent
 
 import numpy as np
 
@@ -61,6 +63,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.command is None:
         parser.print_help()
         return 2
+    format_warning = warnings.formatwarning
+    # A warning is one line like an error (not Python's file:line and source line).
+    warnings.formatwarning = _warning_formatter(args.command)
     try:
         return args.run(args)
     except BrokenPipeError:  # e.g. `bayesgen compare m.nc | head`: the reader left early
@@ -72,6 +77,17 @@ def main(argv: list[str] | None = None) -> int:
     except (ValueError, TypeError, KeyError, OSError, MemoryError) as error:
         print(f"bayesgen {args.command}: error: {_message(error)}", file=sys.stderr)
         return 2
+    finally:
+        warnings.formatwarning = format_warning
+
+
+def _warning_formatter(command: str):
+    """``warnings.formatwarning`` for the command: ``bayesgen COMMAND: warning: ...``."""
+
+    def format_warning(message, category, filename, lineno, line=None) -> str:
+        return f"bayesgen {command}: warning: {' '.join(str(message).splitlines())}\n"
+
+    return format_warning
 
 
 def _message(error: BaseException) -> str:
@@ -93,10 +109,22 @@ def _message(error: BaseException) -> str:
 # -- argument parsing --------------------------------------------------------------------------
 
 
+class _HelpFormatter(argparse.RawDescriptionHelpFormatter, argparse.ArgumentDefaultsHelpFormatter):
+    """Descriptions keep the line breaks they are written with; every option's help ends with
+    its default, where it has one (not for flags, whose default is off, nor for options whose
+    default depends on the model, which say theirs in words)."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        if action.default in (None, False) or "default" in (action.help or ""):
+            return action.help
+        return super()._get_help_string(action)
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="bayesgen",
         description="Bayesian generative classifiers checked against their closed forms.",
+        formatter_class=_HelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"bayesgen {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -104,48 +132,94 @@ def _parser() -> argparse.ArgumentParser:
     fit = commands.add_parser(
         "fit",
         help="fit a model to a CSV/TSV/Parquet file and save it",
-        description="Fit a Bayesian generative classifier and save it as one NetCDF file.",
+        formatter_class=_HelpFormatter,
+        description=dedent(
+            """\
+            Fit a Bayesian generative classifier and save it as one NetCDF file.
+
+            The features are a column of raw text (--text-column: its bag of words, or set
+            of words for bernoulli) or numeric columns (--features, default all but the
+            target). Options that the chosen model does not take are refused: --alpha and
+            --prior-mean are for the naive Bayes models (multinomial, bernoulli,
+            categorical), --binarize for bernoulli, --cov-prior for gda, --tune for
+            --inference nuts."""
+        ),
     )
     fit.add_argument("model", choices=sorted(MODELS), help="which classifier")
-    fit.add_argument("data", help="a .csv, .tsv or .parquet file")
+    fit.add_argument("data", help="a .csv, .tsv or .parquet file (or any name with --format)")
     fit.add_argument("--target", required=True, help="the column holding the class labels")
     _add_feature_options(fit)
     fit.add_argument(
         "--alpha",
         type=_feature_smoothing,
-        default=1.0,
-        help="smoothing λ (naive Bayes); 'evidence' to choose it by the evidence, "
-        "'evidence_per_class' for one λ per class where the evidence supports it, or one λ "
-        "per class, comma-separated in the order of the sorted class labels",
+        default=None,
+        help="smoothing λ of the feature probabilities (naive Bayes; default 1.0): a number, "
+        "'evidence' to choose it by the evidence, 'evidence_per_class' for one λ per class "
+        "where the evidence supports it, or one λ per class label, as in spam=0.5,ham=2",
     )
     fit.add_argument(
         "--prior-mean",
         choices=("uniform", "pooled"),
-        default="uniform",
-        help="prior mean of the feature probabilities (naive Bayes): uniform (add-λ) or the "
-        "class-pooled frequencies of the training data",
+        default=None,
+        help="prior mean of the feature probabilities (naive Bayes; default uniform): uniform "
+        "(add-λ) or the class-pooled frequencies of the training data",
     )
     fit.add_argument(
         "--class-alpha",
         type=_smoothing,
         default=1.0,
-        help="class prior concentration, or 'evidence' (naive Bayes)",
+        help="Dirichlet concentration of the class probabilities, or 'evidence' to choose it "
+        "by the evidence (naive Bayes)",
     )
-    fit.add_argument("--binarize", type=_finite_float, default=None, help="threshold (Bernoulli)")
+    fit.add_argument(
+        "--binarize",
+        type=_finite_float,
+        default=None,
+        help="threshold above which a count is 1 (bernoulli; default: none, for a text column "
+        "or features that are already 0/1)",
+    )
     fit.add_argument(
         "--cov-prior",
         choices=["conjugate", "lkj"],
-        default="conjugate",
-        help="covariance prior (GDA)",
+        default=None,
+        help="covariance prior (gda; default conjugate): normal-inverse-Wishart, or LKJ "
+        "(--inference nuts only)",
     )
-    fit.add_argument("--inference", choices=["nuts", "conjugate"], default="nuts")
-    fit.add_argument("--draws", type=_positive_int, default=1000, help="posterior draws per chain")
     fit.add_argument(
-        "--tune", type=_non_negative_int, default=1000, help="NUTS tuning steps per chain"
+        "--inference",
+        choices=["nuts", "conjugate"],
+        default="nuts",
+        help="NUTS in PyMC, or exact draws from the conjugate posterior (nothing compiled)",
     )
-    fit.add_argument("--chains", type=_positive_int, default=2)
-    fit.add_argument("--seed", type=_non_negative_int, default=None, help="random seed")
-    fit.add_argument("--dtype", choices=["float64", "float32"], default="float64")
+    # Left out, these take the estimators' defaults (shown in the help as they are now).
+    defaults = _estimator_defaults()
+    fit.add_argument(
+        "--draws",
+        type=_positive_int,
+        default=None,
+        help=f"posterior draws per chain (default {defaults['draws']})",
+    )
+    fit.add_argument(
+        "--tune",
+        type=_non_negative_int,
+        default=None,
+        help=f"NUTS tuning steps per chain (--inference nuts; default {defaults['tune']})",
+    )
+    fit.add_argument(
+        "--chains",
+        type=_positive_int,
+        default=None,
+        help=f"chains of draws (default {defaults['chains']})",
+    )
+    fit.add_argument(
+        "--seed", type=_non_negative_int, default=None, help="random seed (default: fresh)"
+    )
+    fit.add_argument(
+        "--dtype",
+        choices=["float64", "float32"],
+        default="float64",
+        help="floating-point type of the draws (float32 halves their memory)",
+    )
     fit.add_argument("--no-map", action="store_true", help="skip the MAP optimisation")
     fit.add_argument(
         "--output",
@@ -158,15 +232,28 @@ def _parser() -> argparse.ArgumentParser:
     predict = commands.add_parser(
         "predict",
         help="class probabilities with credible intervals, as CSV",
-        description="Predict with a saved model: the class, p(class | x) (posterior mean) and "
-        "its equal-tailed credible interval for each row. A model fitted from --text-column "
-        "maps new texts onto the vocabulary it was fitted with. Labels that start with = + - @ "
-        "get a leading ' so that spreadsheets do not run them as formulas.",
+        formatter_class=_HelpFormatter,
+        description=dedent(
+            """\
+            Predict with a saved model. For each row of the data: an id (--id-column, or
+            the data row's number counting from 1 after the header), the class, p(class | x)
+            (posterior mean) and its equal-tailed credible interval, to 6 significant digits.
+
+            A model fitted from a text column reads the texts of the column of that name
+            (or of --text-column) and maps them onto the vocabulary it was fitted with.
+            Cells that start with = + - @ get a leading ' so that spreadsheets do not run
+            them as formulas."""
+        ),
     )
     predict.add_argument("model_file", help="a saved model (.nc)")
-    predict.add_argument("data", help="a .csv, .tsv or .parquet file")
+    predict.add_argument("data", help="a .csv, .tsv or .parquet file (or any name with --format)")
     _add_feature_options(predict)
-    predict.add_argument("--prob", type=_probability, default=0.94, help="interval mass (0.94)")
+    predict.add_argument(
+        "--id-column",
+        help="a column of the data to write as each row's id (default: a column 'row', the "
+        "data row's number counting from 1 after the header)",
+    )
+    predict.add_argument("--prob", type=_probability, default=0.94, help="interval mass")
     predict.add_argument(
         "--output",
         help="CSV file to write (default: standard output); missing folders are created",
@@ -176,8 +263,13 @@ def _parser() -> argparse.ArgumentParser:
     compare = commands.add_parser(
         "compare",
         help="compare a saved model's posterior with its closed forms",
-        description="Print the posterior-vs-closed-form comparison of a saved model; exit "
-        "status 1 when some parameter disagrees or the diagnostics are not clean.",
+        formatter_class=_HelpFormatter,
+        description=dedent(
+            """\
+            Print the posterior-vs-closed-form comparison of a saved model.
+
+            Exit status 1 when some parameter disagrees or the diagnostics are not clean."""
+        ),
     )
     compare.add_argument("model_file", help="a saved model (.nc)")
     compare.set_defaults(run=_run_compare)
@@ -185,9 +277,13 @@ def _parser() -> argparse.ArgumentParser:
     loo = commands.add_parser(
         "loo",
         help="rank saved models by their leave-one-out log score of the labels",
-        description="Print bayesgen.compare_models for saved models fitted to the same "
-        "labelled rows: elpd_loo = sum of log p(y_i | x_i, data without row i), exact for the "
-        "conjugate models. Each model is named by its file's stem.",
+        formatter_class=_HelpFormatter,
+        description=dedent(
+            """\
+            Print bayesgen.compare_models for saved models fitted to the same labelled rows:
+            elpd_loo = sum of log p(y_i | x_i, data without row i), exact for the conjugate
+            models. Each model is named by its file's stem."""
+        ),
     )
     loo.add_argument("model_files", nargs="+", help="saved models (.nc) of the same rows")
     loo.set_defaults(run=_run_loo)
@@ -195,8 +291,13 @@ def _parser() -> argparse.ArgumentParser:
     report = commands.add_parser(
         "report",
         help="write an HTML report with ArviZ plots",
-        description="Write summary.csv, comparison.csv, PNG plots and index.html for a saved "
-        "model; with --data and --target also calibration and predictive-interval plots.",
+        formatter_class=_HelpFormatter,
+        description=dedent(
+            """\
+            Write summary.csv, comparison.csv, PNG plots and index.html for a saved model.
+
+            With --data and --target also calibration and predictive-interval plots."""
+        ),
     )
     report.add_argument("model_file", help="a saved model (.nc)")
     report.add_argument(
@@ -205,7 +306,7 @@ def _parser() -> argparse.ArgumentParser:
         "report, which is replaced only once the new report is complete; missing parent "
         "folders are created; a symbolic link is refused",
     )
-    report.add_argument("--data", help="held-out data (.csv/.tsv/.parquet)")
+    report.add_argument("--data", help="held-out data (.csv/.tsv/.parquet, or --format)")
     report.add_argument("--target", help="the class column of --data")
     _add_feature_options(report)
     report.set_defaults(run=_run_report)
@@ -213,16 +314,26 @@ def _parser() -> argparse.ArgumentParser:
     demo = commands.add_parser(
         "demo",
         help="run every model on bundled data: comparisons, reports and saved models",
-        description="Print the closed forms of the lecture example, then fit every model "
-        "(digits counts: multinomial; binarized digits: Bernoulli; binned digits: categorical; "
-        "wine: GDA and QDA; a bundled text corpus: multinomial and Bernoulli), print each "
-        "comparison verdict, and write reports under reports/ and models under models/.",
+        formatter_class=_HelpFormatter,
+        description=dedent(
+            """\
+            Print the closed forms of the lecture example, then fit every model:
+
+              digits counts      multinomial
+              binarized digits   bernoulli
+              binned digits      categorical
+              wine               gda and qda
+              a text corpus      multinomial and bernoulli (bundled, or --dataset sms-spam)
+
+            print each comparison verdict, and write reports under reports/ and models
+            under models/."""
+        ),
     )
     demo.add_argument(
         "--dataset",
         choices=["builtin", "sms-spam"],
         default="builtin",
-        help="text corpus for the text models (default: the bundled one)",
+        help="text corpus for the text models: the bundled one or the SMS Spam Collection",
     )
     demo.add_argument("--data-path", help="local SMS Spam Collection file (label<TAB>text)")
     demo.add_argument(
@@ -230,15 +341,20 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="download the SMS Spam Collection when no --data-path is given",
     )
-    demo.add_argument("--inference", choices=["nuts", "conjugate"], default="nuts")
+    demo.add_argument(
+        "--inference",
+        choices=["nuts", "conjugate"],
+        default="nuts",
+        help="NUTS in PyMC, or exact draws from the conjugate posteriors (much faster)",
+    )
     demo.add_argument("--draws", type=_positive_int, default=1000, help="posterior draws per chain")
     demo.add_argument(
         "--tune", type=_non_negative_int, default=500, help="NUTS tuning steps per chain"
     )
-    demo.add_argument("--seed", type=_non_negative_int, default=0)
+    demo.add_argument("--seed", type=_non_negative_int, default=0, help="random seed")
     demo.add_argument("--alpha", type=_positive_float, default=1.0, help="smoothing λ")
-    demo.add_argument("--models-dir", default="models")
-    demo.add_argument("--reports-dir", default="reports")
+    demo.add_argument("--models-dir", default="models", help="folder of the saved models")
+    demo.add_argument("--reports-dir", default="reports", help="folder of the HTML reports")
     demo.add_argument("--no-reports", action="store_true", help="skip the HTML reports")
     demo.add_argument("--no-map", action="store_true", help="skip the MAP optimisations")
     demo.add_argument(
@@ -264,6 +380,16 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _estimator_defaults() -> dict:
+    """The defaults of the inference parameters that every estimator shares."""
+    import inspect
+
+    from bayesgen.estimators import MultinomialNB
+
+    parameters = inspect.signature(MultinomialNB).parameters
+    return {name: parameters[name].default for name in ("draws", "tune", "chains")}
+
+
 def _positive_int(text: str) -> int:
     return _number(text, int, "a positive integer", lambda v: v >= 1)
 
@@ -284,20 +410,48 @@ def _smoothing(text: str) -> float | str:
     return _number(text, float, expected, lambda v: math.isfinite(v) and v > 0)
 
 
-def _feature_smoothing(text: str) -> float | str | list[float]:
+#: What ``--alpha`` takes, for its error messages.
+_ALPHA_EXPECTED = (
+    "a finite number > 0, 'evidence', 'evidence_per_class' or one λ > 0 per class label "
+    "(e.g. spam=0.5,ham=2)"
+)
+
+
+def _feature_smoothing(text: str) -> float | str | dict[str, float]:
     """``--alpha``: as :func:`_smoothing`, or "evidence_per_class", or one λ > 0 per class
-    separated by commas (their number is checked against the classes at fit)."""
+    label as ``label=λ`` pairs separated by commas (their labels are matched against the
+    target column at fit, :func:`_per_class_alpha`)."""
     if text in ("evidence", "evidence_per_class"):
         return text
-    expected = (
-        "a finite number > 0, 'evidence', 'evidence_per_class' or numbers > 0 separated by "
-        "commas (one per class)"
-    )
-    try:
-        values = [_number(part, float, expected, _is_positive) for part in text.split(",")]
-    except argparse.ArgumentTypeError:
-        raise argparse.ArgumentTypeError(f"expected {expected}; got {text!r}") from None
-    return values[0] if len(values) == 1 else values
+    if "=" not in text:
+        if "," in text:
+            # The old form: numbers in the order of the sorted labels, which an estimator no
+            # longer takes (scikit-learn reads an alpha array as one λ per feature).
+            raise argparse.ArgumentTypeError(
+                f"one λ per class goes with its class label, as in spam=0.5,ham=2; got "
+                f"{text!r}, a list of numbers (no longer taken: it gave the λs to the classes "
+                "in the sort order of their labels)"
+            )
+        return _number(text, float, _ALPHA_EXPECTED, _is_positive)
+    per_class: dict[str, float] = {}
+    for part in text.split(","):
+        label, sep, value = (piece.strip() for piece in part.rpartition("="))
+        if not sep or not label:
+            raise argparse.ArgumentTypeError(
+                f"expected {_ALPHA_EXPECTED}; got {text!r}: {part.strip()!r} is not label=λ"
+            )
+        if label in per_class:
+            raise argparse.ArgumentTypeError(
+                f"expected {_ALPHA_EXPECTED}; got {text!r}: class {label!r} is given twice"
+            )
+        try:
+            per_class[label] = _number(value, float, "", _is_positive)
+        except argparse.ArgumentTypeError:
+            raise argparse.ArgumentTypeError(
+                f"expected {_ALPHA_EXPECTED}; got {text!r}: λ {value!r} of class {label!r} is "
+                "not a finite number > 0"
+            ) from None
+    return per_class
 
 
 def _is_positive(value: float) -> bool:
@@ -324,50 +478,106 @@ def _number(text: str, kind, expected: str, ok):
 
 
 def _add_feature_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--text-column", help="a column of raw text (bag/set of words)")
+    """The options of a command that reads a table: which file format, which columns."""
     parser.add_argument(
-        "--features", help="comma-separated feature columns (default: all but the target)"
+        "--text-column",
+        help="a column of raw text (bag/set of words); for a model fitted from one, the "
+        "default is the column of the name it was fitted with",
+    )
+    parser.add_argument(
+        "--features",
+        help="comma-separated feature columns, each named once (default: all but the "
+        "target, or those the model was fitted with)",
+    )
+    parser.add_argument(
+        "--format",
+        choices=("csv", "tsv", "parquet"),
+        default=None,
+        dest="file_format",
+        help="format of the data file (default: told by its suffix: .csv; .tsv, .tab or "
+        ".txt; .parquet or .pq); needed for any other name. TSV has no quoting: each line "
+        "is one row, and a quote character is part of its field",
+    )
+    parser.add_argument(
+        "--no-header",
+        action="store_true",
+        help="the CSV/TSV file has no header line: name its columns with --columns",
+    )
+    parser.add_argument(
+        "--columns",
+        help="with --no-header: the name of each column of the file, comma-separated",
+    )
+
+
+def _read_data(args: argparse.Namespace, path):
+    """The table at ``path``, read as the command's --format, --no-header and --columns say."""
+    from bayesgen.datasets import read_table
+
+    columns = None
+    if args.columns is not None:
+        if not args.no_header:
+            raise ValueError(
+                "--columns: only with --no-header (the file's header line names its columns)."
+            )
+        columns = [name.strip() for name in args.columns.split(",")]
+    elif args.no_header:
+        raise ValueError(
+            "--no-header: name the file's columns with --columns, e.g. --columns label,text."
+        )
+    if args.no_header and args.file_format == "parquet":
+        raise ValueError("--no-header: a Parquet file always names its columns.")
+    return read_table(
+        path, file_format=args.file_format, header=not args.no_header, columns=columns
     )
 
 
 # -- commands ----------------------------------------------------------------------------------
 
 
+#: ``fit`` options that only some models take: the option -> the estimator parameter it sets.
+#: Left out (None) they take the estimator's default; given to a model without that parameter
+#: they are refused (:func:`_check_model_options`), never dropped without a word.
+MODEL_OPTIONS = {
+    "--alpha": "alpha",
+    "--prior-mean": "prior_mean",
+    "--binarize": "binarize",
+    "--cov-prior": "cov_prior",
+}
+
+
 def _run_fit(args: argparse.Namespace) -> int:
     import bayesgen
     from bayesgen import io
-    from bayesgen.datasets import read_table
 
+    estimator_class = getattr(bayesgen, MODELS[args.model])
+    names_taken = estimator_class().get_params(deep=False)
+    _check_model_options(args, names_taken)
     output = Path(args.output or Path("models") / f"{Path(args.data).stem}-{args.model}.nc")
     io.check_output_path(output, argument="--output")  # before a fit that may take minutes
     if output.suffix != ".nc":
         raise ValueError(f"--output: expected a .nc file name; got {str(output)!r}.")
-    table = read_table(args.data)
+    table = _read_data(args, args.data)
     y = _labels(table, args.target, args.data)
-    estimator_class = getattr(bayesgen, MODELS[args.model])
     # A set-of-words model takes presence (0/1) of each word, the others its count.
-    names_taken = estimator_class().get_params(deep=False)
     binary = "binarize" in names_taken
     X, names = _features(table, args, exclude=args.target, binary=binary)
     options = {
         "inference": args.inference,
-        "draws": args.draws,
-        "tune": args.tune,
-        "chains": args.chains,
         "random_seed": args.seed,
         "dtype": args.dtype,
         "compute_map": not args.no_map,
         "progressbar": not args.quiet,
-    }
-    # Each option goes to the models that have it (GDA has no λ, only Bernoulli binarizes).
-    model_options = {
-        "alpha": args.alpha,
         "class_alpha": args.class_alpha,
-        "prior_mean": args.prior_mean,
-        "binarize": args.binarize,
-        "cov_prior": args.cov_prior,
     }
-    options.update({key: value for key, value in model_options.items() if key in names_taken})
+    for name in ("draws", "tune", "chains"):  # left out: the estimator's default
+        if getattr(args, name) is not None:
+            options[name] = getattr(args, name)
+    for name in MODEL_OPTIONS.values():
+        value = getattr(args, name)
+        if value is not None:
+            options[name] = value
+    if isinstance(options.get("alpha"), dict):
+        options["alpha"] = _per_class_alpha(options["alpha"], y, args.target)
     estimator = estimator_class(**options)
     estimator.fit(X, y, feature_names=names)
     if args.text_column:
@@ -383,30 +593,85 @@ def _run_fit(args: argparse.Namespace) -> int:
     return 0
 
 
+def _check_model_options(args: argparse.Namespace, names_taken) -> None:
+    """Refuse the options given that the model of ``args.model`` (or its ``--inference``) does
+    not take: the fit would otherwise run without them, and the user believe them applied."""
+    import bayesgen
+
+    def models_taking(name: str) -> str:
+        return ", ".join(
+            model
+            for model, estimator in sorted(MODELS.items())
+            if name in getattr(bayesgen, estimator)().get_params(deep=False)
+        )
+
+    refused = [
+        (option, args.model, models_taking(name))
+        for option, name in MODEL_OPTIONS.items()
+        if getattr(args, name) is not None and name not in names_taken
+    ]
+    if args.class_alpha == "evidence" and "alpha" not in names_taken:
+        refused.append(("--class-alpha evidence", args.model, models_taking("alpha")))
+    if args.tune is not None and args.inference == "conjugate":
+        refused.append(("--tune", "--inference conjugate", "--inference nuts"))
+    if refused:
+        (option, target, takers), *others = refused
+        nor = "".join(f"; nor does {other[0]} apply to {other[1]}" for other in others)
+        raise ValueError(
+            f"{option} does not apply to {target} (only to {takers}){nor}. Leave out what "
+            "does not apply."
+        )
+
+
+def _per_class_alpha(per_class: dict[str, float], labels: np.ndarray, target: str) -> dict:
+    """``--alpha label=λ,...`` as the estimator takes it: {class label: λ}, each label of the
+    target column's own type (an integer for a column of integers), every class given."""
+    classes = {}
+    for label in labels:
+        classes.setdefault(str(label), label.item() if isinstance(label, np.generic) else label)
+    unknown = [label for label in per_class if label not in classes]
+    missing = [label for label in classes if label not in per_class]
+    if unknown or missing:
+        problem = f"no class {unknown} in column {target!r}" if unknown else ""
+        if missing:
+            problem += f"{'; ' if problem else ''}no λ for class {missing}"
+        raise ValueError(
+            f"--alpha: expected one λ per class label of column {target!r} "
+            f"({', '.join(sorted(classes))}); {problem}."
+        )
+    return {classes[label]: value for label, value in per_class.items()}
+
+
 def _run_predict(args: argparse.Namespace) -> int:
     import pandas as pd
 
     from bayesgen import io
-    from bayesgen.datasets import read_table
 
     if args.output:
         io.check_output_path(args.output, argument="--output")
     estimator = io.load(args.model_file)
-    table = read_table(args.data)
+    table = _read_data(args, args.data)
+    ids = _row_ids(table, args.id_column)
     X, _ = _features(table, args, exclude=None, estimator=estimator)
     mean = estimator.predict_proba(X)
     lower, upper = estimator.predict_proba_interval(X, prob=args.prob)
-    columns = {"predicted": estimator.classes_[np.argmax(mean, axis=1)]}
+    columns = {ids.name: ids.to_numpy(), "predicted": estimator.classes_[np.argmax(mean, axis=1)]}
     for k, name in enumerate(estimator.classes_):
         columns[f"p_{name}"] = mean[:, k]
         columns[f"p_{name}_lower"] = lower[:, k]
         columns[f"p_{name}_upper"] = upper[:, k]
+    if len(columns) < 2 + 3 * len(estimator.classes_):  # an --id-column of an output's name
+        raise ValueError(
+            f"--id-column: {ids.name!r} is also the name of an output column; rename it."
+        )
     frame = pd.DataFrame(columns)
+    # 6 significant digits: p and its interval are Monte Carlo estimates, good to a few
+    # digits; 17 would only show noise (and triple the file).
     if args.output:
-        io.write_csv(frame, args.output, index=False)
+        io.write_csv(frame, args.output, index=False, float_format=_FLOAT_FORMAT)
         print(f"wrote {args.output} ({len(frame)} rows)")
     else:
-        io.escape_formulas(frame).to_csv(sys.stdout, index=False)
+        io.escape_formulas(frame).to_csv(sys.stdout, index=False, float_format=_FLOAT_FORMAT)
     return 0
 
 
@@ -446,14 +711,33 @@ def _run_report(args: argparse.Namespace) -> int:
     estimator = io.load(args.model_file)
     X_test = y_test = None
     if args.data:
-        from bayesgen.datasets import read_table
-
-        table = read_table(args.data)
+        table = _read_data(args, args.data)
         y_test = _labels(table, args.target, args.data)
         X_test, _ = _features(table, args, exclude=args.target, estimator=estimator)
     index = report(estimator, out_dir, X_test=X_test, y_test=y_test)
     print(f"wrote {index}")
     return 0
+
+
+#: How ``predict`` writes probabilities: 6 significant digits.
+_FLOAT_FORMAT = "%.6g"
+
+
+def _row_ids(table, id_column: str | None):
+    """The id of each row: the ``--id-column`` of the table, or else a column ``row`` holding
+    the data row's number counting from 1 after the header, as the error messages count."""
+    import pandas as pd
+
+    if id_column is None:
+        return pd.Series(np.arange(1, len(table) + 1), name="row")
+    if id_column not in table.columns:
+        raise ValueError(
+            f"--id-column: no column {id_column!r} in the data; columns are "
+            f"{list(table.columns)[:10]}."
+        )
+    ids = table[id_column]
+    # As written in the file: the float format of the probabilities would round an id.
+    return ids.astype(str) if ids.dtype.kind == "f" else ids
 
 
 #: closed_form attrs of a model fitted by ``bayesgen fit --text-column``.
@@ -490,27 +774,36 @@ def _features(table, args, *, exclude, binary: bool = False, estimator=None):
     Returns the matrix and the feature names to fit with (None when the table's own column
     names serve).
     """
-    text_column = estimator.closed_form_.attrs.get(_TEXT_COLUMN) if estimator else None
+    fitted_column = estimator.closed_form_.attrs.get(_TEXT_COLUMN) if estimator else None
     if args.text_column and args.features:
         raise ValueError("--text-column and --features: pass one of them, not both.")
-    if args.text_column:
+    text_column = args.text_column
+    if text_column is None and fitted_column is not None and args.features is None:
+        if fitted_column not in table.columns:
+            raise ValueError(
+                f"--text-column: the model was fitted from the text column {fitted_column!r}, "
+                f"which the data lacks (columns {list(table.columns)[:10]}); pass "
+                "--text-column COLUMN, the column holding the texts."
+            )
+        text_column = fitted_column  # the column of the name the model was fitted with
+    if text_column:
         from sklearn.feature_extraction.text import CountVectorizer
 
-        if args.text_column not in table.columns:
+        if text_column not in table.columns:
             raise ValueError(
-                f"--text-column: no column {args.text_column!r} in the data; columns are "
+                f"--text-column: no column {text_column!r} in the data; columns are "
                 f"{list(table.columns)[:10]}."
             )
-        if args.text_column == exclude:
+        if text_column == exclude:
             raise ValueError(f"--text-column: {exclude!r} is the --target column.")
-        texts = table[args.text_column].fillna("").astype(str)
+        texts = table[text_column].fillna("").astype(str)
         if estimator is None:
             vectorizer = CountVectorizer(binary=binary)
             try:
                 return vectorizer.fit_transform(texts), vectorizer.get_feature_names_out()
             except ValueError as error:  # "empty vocabulary; perhaps the documents only..."
-                raise ValueError(f"--text-column {args.text_column!r}: {error}") from None
-        if text_column is None:
+                raise ValueError(f"--text-column {text_column!r}: {error}") from None
+        if fitted_column is None:
             raise ValueError(
                 f"--text-column: this {type(estimator).__name__} was not fitted from a text "
                 f"column (its {estimator.n_features_in_} features are columns such as "
@@ -522,16 +815,18 @@ def _features(table, args, *, exclude, binary: bool = False, estimator=None):
         binary = bool(estimator.closed_form_.attrs.get(_TEXT_BINARY, 0))
         vectorizer = CountVectorizer(binary=binary, vocabulary=vocabulary)
         return vectorizer.transform(texts), None
-    if text_column is not None and not args.features:
-        raise ValueError(
-            f"--text-column: the model was fitted from the text column {text_column!r}; pass "
-            f"--text-column {text_column} (or the column holding the texts)."
-        )
     if args.features is not None:
         columns = [c.strip() for c in args.features.split(",") if c.strip()]
         if not columns:
             raise ValueError(
                 f"--features: expected comma-separated column names; got {args.features!r}."
+            )
+        repeated = sorted({c for c in columns if columns.count(c) > 1})
+        if repeated:
+            raise ValueError(
+                f"--features: {', '.join(map(repr, repeated))} "
+                f"{'is' if len(repeated) == 1 else 'are'} repeated in {args.features!r}; name "
+                "each column once."
             )
         missing = [c for c in columns if c not in table.columns]
         if missing:

@@ -8,12 +8,15 @@ when asked and the network allows.
 
 from __future__ import annotations
 
+import csv
 import io
 import urllib.request
+import warnings
 import zipfile
 from importlib import resources
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 SMS_SPAM_URL = "https://archive.ics.uci.edu/static/public/228/sms+spam+collection.zip"
@@ -100,16 +103,50 @@ def load_sms_spam(path=None, *, download: bool = False) -> tuple[list[str], list
     return texts, labels
 
 
-def read_table(path) -> pd.DataFrame:
-    """Read a CSV, TSV or Parquet file into a DataFrame, chosen by the file's suffix.
+#: ``read_table``'s formats, by the file-name suffixes that name them.
+TABLE_FORMATS = {
+    "csv": (".csv",),
+    "tsv": (".tsv", ".tab", ".txt"),
+    "parquet": (".parquet", ".pq"),
+}
+
+
+def read_table(
+    path, *, file_format: str | None = None, header: bool = True, columns=None
+) -> pd.DataFrame:
+    r"""Read a CSV, TSV or Parquet file into a DataFrame.
+
+    A TSV (tab-separated) file has no quoting: every line is one row and every tab separates
+    two fields, so a quote character inside a message is read as itself (pandas' default
+    quoting would join the lines between two stray quotes into one field, losing rows
+    silently). A CSV file is read with the usual double-quote quoting; a field that then
+    holds a line break is warned about, since a stray quote has the same effect there.
+
+    Parameters
+    ----------
+    path : str or Path
+    file_format : {"csv", "tsv", "parquet"}, optional
+        By default the file-name suffix tells: .csv; .tsv, .tab or .txt; .parquet or .pq.
+        Needed for any other name.
+    header : bool, default True
+        Whether the first line of a CSV/TSV file names the columns. Without one, ``columns``
+        names them.
+    columns : sequence of str, optional
+        The column names of a file without a header line (``header=False``), one per column.
 
     Raises
     ------
     FileNotFoundError
         No file at ``path``.
     ValueError
-        Naming the file: an unknown suffix, an empty file, a header without data rows, text
-        that is not UTF-8, or a line that does not parse.
+        Naming the file: an unknown suffix without ``file_format``, an empty file, a header
+        without data rows, text that is not UTF-8, a line that does not parse, or ``columns``
+        that are not one distinct name per column.
+
+    Warns
+    -----
+    UserWarning
+        A CSV field holding a line break (naming its column and row).
 
     Examples
     --------
@@ -124,6 +161,15 @@ def read_table(path) -> pd.DataFrame:
     ...     frame = read_table(path)
     >>> frame.shape, frame.columns.tolist()
     ((2, 2), ['text', 'label'])
+
+    A tab-separated file without a header line, such as the UCI ``SMSSpamCollection``:
+
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     path = Path(folder) / "SMSSpamCollection"
+    ...     _ = path.write_text('ham\t"Hi, see you soon\nspam\tWIN a prize now\n')
+    ...     frame = read_table(path, file_format="tsv", header=False, columns=["label", "text"])
+    >>> frame["text"].tolist()
+    ['"Hi, see you soon', 'WIN a prize now']
     """
     path = Path(path)
     if not path.exists():
@@ -132,37 +178,81 @@ def read_table(path) -> pd.DataFrame:
         raise ValueError(
             f"data: {str(path)!r} is a folder; expected a .csv, .tsv or .parquet file."
         )
-    suffix = path.suffix.lower()
-    if suffix == ".csv":
-        frame = _read_text_table(path, sep=",")
-    elif suffix in (".tsv", ".tab", ".txt"):
-        frame = _read_text_table(path, sep="\t")
-    elif suffix in (".parquet", ".pq"):
-        try:
-            frame = pd.read_parquet(path)
-        except ImportError:
-            raise ValueError(
-                "data: reading Parquet needs pyarrow (pip install pyarrow); or pass a CSV/TSV."
-            ) from None
-        except (OSError, ValueError) as error:
-            if isinstance(error, PermissionError):
-                raise
-            raise ValueError(
-                f"data: {str(path)!r} is not a readable Parquet file ({error})."
-            ) from None
+    file_format = _table_format(path, file_format)
+    names = _column_names(header, columns)
+    if file_format == "parquet":
+        if names is not None:
+            raise ValueError("header: a Parquet file always names its columns; use header=True.")
+        frame = _read_parquet(path)
     else:
-        raise ValueError(f"data: expected a .csv, .tsv or .parquet file; got {path.name!r}.")
+        frame = _read_text_table(path, sep="," if file_format == "csv" else "\t", names=names)
     if len(frame) == 0:
         raise ValueError(
             f"data: {str(path)!r} has no data rows (only a header with columns "
             f"{[str(c) for c in frame.columns][:10]})."
         )
+    if file_format == "csv":
+        _warn_line_breaks(frame, path)
     return frame
 
 
-def _read_text_table(path: Path, *, sep: str) -> pd.DataFrame:
+def _table_format(path: Path, file_format: str | None) -> str:
+    """The format named by ``file_format``, or else by the suffix of ``path``."""
+    if file_format is not None:
+        if file_format not in TABLE_FORMATS:
+            raise ValueError(
+                f"file_format: expected one of {sorted(TABLE_FORMATS)}; got {file_format!r}."
+            )
+        return file_format
+    suffix = path.suffix.lower()
+    for name, suffixes in TABLE_FORMATS.items():
+        if suffix in suffixes:
+            return name
+    raise ValueError(
+        f"data: expected a .csv, .tsv or .parquet file; got {path.name!r}. For another name, "
+        "give the format: --format csv, tsv or parquet (file_format= in Python)."
+    )
+
+
+def _column_names(header: bool, columns) -> list[str] | None:
+    """The names of a file without a header line; None for a file with one."""
+    if header not in (True, False):
+        raise TypeError(f"header: expected True or False; got {header!r}.")
+    if header:
+        if columns is not None:
+            raise ValueError("columns: only for a file without a header line (header=False).")
+        return None
+    if columns is None or isinstance(columns, str):
+        raise ValueError(
+            "columns: a file without a header line (header=False) needs its column names, "
+            f"one per column; got {columns!r}."
+        )
+    names = [str(name) for name in columns]
+    repeated = sorted({name for name in names if names.count(name) > 1})
+    if not names or repeated or "" in names:
+        reason = f"{repeated} repeated" if repeated else "an empty name"
+        raise ValueError(f"columns: expected distinct non-empty names; got {names} ({reason}).")
+    return names
+
+
+def _read_parquet(path: Path) -> pd.DataFrame:
     try:
-        return pd.read_csv(path, sep=sep)
+        return pd.read_parquet(path)
+    except ImportError:
+        raise ValueError(
+            "data: reading Parquet needs pyarrow (pip install pyarrow); or pass a CSV/TSV."
+        ) from None
+    except (OSError, ValueError) as error:
+        if isinstance(error, PermissionError):
+            raise
+        raise ValueError(f"data: {str(path)!r} is not a readable Parquet file ({error}).") from None
+
+
+def _read_text_table(path: Path, *, sep: str, names: list[str] | None) -> pd.DataFrame:
+    # TSV has no quoting: a quote is a character of its field (see read_table).
+    quoting = csv.QUOTE_MINIMAL if sep == "," else csv.QUOTE_NONE
+    try:
+        frame = pd.read_csv(path, sep=sep, quoting=quoting, header=None if names else "infer")
     except pd.errors.EmptyDataError:
         raise ValueError(f"data: {str(path)!r} is empty (no header, no rows).") from None
     except UnicodeDecodeError as error:
@@ -172,3 +262,34 @@ def _read_text_table(path: Path, *, sep: str) -> pd.DataFrame:
     except pd.errors.ParserError as error:
         detail = " ".join(str(error).split())
         raise ValueError(f"data: {str(path)!r} does not parse as a table: {detail}") from None
+    if names is not None:
+        # Checked here, not left to pandas: fewer names than fields would silently make the
+        # first fields an index.
+        if len(names) != frame.shape[1]:
+            raise ValueError(
+                f"columns: {str(path)!r} has {frame.shape[1]} columns; expected one name per "
+                f"column; got {len(names)}: {names}."
+            )
+        frame.columns = names
+    return frame
+
+
+def _warn_line_breaks(frame: pd.DataFrame, path: Path) -> None:
+    """Warn about CSV fields holding a line break: legal when quoted, but also what a stray
+    quote character does, joining the lines up to the next quote into one field."""
+    for column in frame.columns:
+        values = frame[column]
+        if values.dtype != object and not pd.api.types.is_string_dtype(values):
+            continue  # numbers hold no line breaks
+        broken = np.flatnonzero(values.astype(str).str.contains("[\r\n]", regex=True).to_numpy())
+        if broken.size:
+            rows = ", ".join(str(row + 1) for row in broken[:5])
+            noun = "field" if broken.size == 1 else "fields"
+            warnings.warn(
+                f"data: {broken.size} {noun} of column {str(column)!r} in {str(path)!r} hold a "
+                f"line break (data rows {rows}{', ...' if broken.size > 5 else ''}, counting "
+                "from 1 after the header): quoted line breaks, or a stray quote character "
+                "that joined several lines into one field.",
+                UserWarning,
+                stacklevel=3,
+            )

@@ -445,6 +445,11 @@ class GaussianDiscriminantAnalysis(GenerativeClassifier):
     def _model_options(self):
         return {"cov_prior": self.cov_prior, "lkj_eta": self.lkj_eta}
 
+    def _data_options(self):
+        # The draws size the covariances' memory, refused before any work (covariance_memory).
+        draws = self.draws * self.chains
+        return {"draws": draws, "prior_draws": self.prior_draws, "dtype": self.dtype}
+
     def _check_conjugate(self):
         if self.cov_prior != "conjugate":
             raise ValueError(
@@ -543,6 +548,11 @@ class QuadraticDiscriminantAnalysis(GenerativeClassifier):
     def _prior_options(self):
         prior = cf.NormalInverseWishart() if self.prior is None else self.prior
         return {"class_alpha": self.class_alpha, "prior": prior}
+
+    def _data_options(self):
+        # The draws size the covariances' memory, refused before any work (covariance_memory).
+        draws = self.draws * self.chains
+        return {"draws": draws, "prior_draws": self.prior_draws, "dtype": self.dtype}
 
     def posterior_predictive_proba(self, X) -> np.ndarray:
         """Exact posterior predictive p(y | x, data): μ_k and Σ_k integrated out, each class a

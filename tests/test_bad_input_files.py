@@ -104,13 +104,13 @@ ARGUMENT_CASES = {
     "seed -1": ([*FIT, "--seed", "-1"], "--seed: expected an integer >= 0"),
     "alpha 0": (
         [*FIT, "--alpha", "0"],
-        "--alpha: expected a finite number > 0, 'evidence', 'evidence_per_class' or numbers > 0 "
-        "separated by commas (one per class); got '0'",
+        "--alpha: expected a finite number > 0, 'evidence', 'evidence_per_class' or one λ > 0 "
+        "per class label (e.g. spam=0.5,ham=2); got '0'",
     ),
     "alpha nan": (
         [*FIT, "--alpha", "nan"],
-        "--alpha: expected a finite number > 0, 'evidence', 'evidence_per_class' or numbers > 0 "
-        "separated by commas (one per class); got 'nan'",
+        "--alpha: expected a finite number > 0, 'evidence', 'evidence_per_class' or one λ > 0 "
+        "per class label (e.g. spam=0.5,ham=2); got 'nan'",
     ),
     "class-alpha -1": ([*FIT, "--class-alpha", "-1"], "--class-alpha: expected a finite number"),
     "binarize nan": (
@@ -184,10 +184,10 @@ OPTION_CASES = {
         "report",
         "--target: no column 'kind'",
     ),
-    "text model predicted without its text column": (
-        ["predict", "{p}/texts.nc", "{p}/texts.csv"],
+    "text model predicted from data without its text column": (
+        ["predict", "{p}/texts.nc", "{p}/counts.csv"],
         "predict",
-        "the model was fitted from the text column 'text'; pass --text-column text",
+        "--text-column: the model was fitted from the text column 'text', which the data lacks",
     ),
     "count model predicted from a text column": (
         ["predict", "{p}/counts.nc", "{p}/texts.csv", "--text-column", "text"],
@@ -392,9 +392,9 @@ def test_text_model_predicts_from_its_vocabulary_not_from_zero_rows(place, capsy
     argv = ["predict", str(place / "texts.nc"), str(place / "texts.csv"), "--text-column", "text"]
     assert main(argv) == 0
     out = capsys.readouterr().out.splitlines()
-    assert [line.split(",")[0] for line in out[1:]] == TEXTS["label"].tolist()
+    assert [line.split(",")[1] for line in out[1:]] == TEXTS["label"].tolist()  # after the id
     # an all-zero row would give the class prior, 0.5 for two classes of three rows each
-    assert all(abs(float(line.split(",")[1]) - 0.5) > 0.2 for line in out[1:])
+    assert all(abs(float(line.split(",")[2]) - 0.5) > 0.2 for line in out[1:])
 
 
 # --------------------------------------------------------------------------------------------

@@ -117,6 +117,7 @@ def test_fit_then_predict_a_text_column(capsys, tmp_path, spam_csv):
     )
     predictions = pd.read_csv(out_csv)
     assert list(predictions.columns) == [
+        "row",
         "predicted",
         "p_ham",
         "p_ham_lower",
@@ -125,7 +126,9 @@ def test_fit_then_predict_a_text_column(capsys, tmp_path, spam_csv):
         "p_spam_lower",
         "p_spam_upper",
     ]
-    np.testing.assert_allclose(predictions["p_ham"] + predictions["p_spam"], 1.0)
+    assert predictions["row"].tolist() == [1, 2, 3, 4, 5, 6]
+    # written to 6 significant digits, each off by up to half a unit in the 6th
+    np.testing.assert_allclose(predictions["p_ham"] + predictions["p_spam"], 1.0, atol=2e-6)
     assert (predictions["p_spam_lower"] <= predictions["p_spam"]).all()
     assert (predictions["p_spam"] <= predictions["p_spam_upper"]).all()
     assert predictions["predicted"].tolist() == ["spam", "spam", "ham", "ham", "spam", "ham"]

@@ -26,8 +26,8 @@ ALPHA = (
     "a finite number > 0 or 'evidence' or 'evidence_per_class' or an array of one λ > 0 per class"
 )
 CLI_ALPHA = (
-    "a finite number > 0, 'evidence', 'evidence_per_class' or numbers > 0 separated by commas "
-    "(one per class)"
+    "a finite number > 0, 'evidence', 'evidence_per_class' or one λ > 0 per class label "
+    "(e.g. spam=0.5,ham=2)"
 )
 
 

@@ -33,6 +33,7 @@ from bayesgen.closed_form import (
     niw_posterior,
 )
 from bayesgen.families import base
+from bayesgen.families.covariance_memory import check_covariance_memory
 from bayesgen.families.evidence import gaussian_log_evidence, gaussian_loo_log_joint
 from bayesgen.families.standardise import standardised_problem
 from bayesgen.gaussian import overall_moments
@@ -197,14 +198,30 @@ class GaussianFamily(base.Family):
         return self.from_statistics(statistics, class_alpha=class_alpha, prior=prior)
 
     def sufficient_statistics(
-        self, X, y, *, feature_names=None, sample_weight=None, classes=None
+        self,
+        X,
+        y,
+        *,
+        feature_names=None,
+        sample_weight=None,
+        classes=None,
+        draws: int = 0,
+        prior_draws: int = 0,
+        dtype: str = "float64",
     ) -> xr.Dataset:
         """The (weighted) class counts N_k, class means x̄_k and pooled within-class scatter
         S = Σ_i w_i (x_i − x̄_{y_i})(x_i − x̄_{y_i})ᵀ of X, y (see :mod:`bayesgen.statistics`);
         ``classes`` (``partial_fit``) fixes the class coordinate, a class without rows having
-        N_k = 0 and x̄_k = 0."""
+        N_k = 0 and x̄_k = 0.
+
+        ``draws`` (posterior draws, ``draws × chains``), ``prior_draws`` and ``dtype`` (the
+        estimator's) size the memory of the covariance and its draws, refused at once where
+        they cannot fit (:func:`~bayesgen.families.covariance_memory.check_covariance_memory`).
+        """
         from bayesgen.statistics import gaussian_statistics
 
+        # Before any work: at thousands of columns the covariance draws need hundreds of GiB.
+        check_covariance_memory(X, draws=draws, prior_draws=prior_draws, dtype=dtype)
         return gaussian_statistics(
             self,
             X,

@@ -37,6 +37,7 @@ from bayesgen.closed_form import (
     niw_posterior,
 )
 from bayesgen.families import base
+from bayesgen.families.covariance_memory import check_covariance_memory
 from bayesgen.families.evidence import gaussian_log_evidence, gaussian_loo_log_joint
 from bayesgen.families.standardise import standardised_problem
 from bayesgen.gaussian import overall_moments
@@ -169,14 +170,38 @@ class QuadraticFamily(base.Family):
         return self.from_statistics(statistics, class_alpha=class_alpha, prior=prior)
 
     def sufficient_statistics(
-        self, X, y, *, feature_names=None, sample_weight=None, classes=None
+        self,
+        X,
+        y,
+        *,
+        feature_names=None,
+        sample_weight=None,
+        classes=None,
+        draws: int = 0,
+        prior_draws: int = 0,
+        dtype: str = "float64",
     ) -> xr.Dataset:
         """The (weighted) class counts N_k, class means x̄_k and class scatters
         S_k = Σ_{i: y_i = k} w_i (x_i − x̄_k)(x_i − x̄_k)ᵀ of X, y (see
         :mod:`bayesgen.statistics`); ``classes`` (``partial_fit``) fixes the class
-        coordinate, a class without rows having N_k = 0, x̄_k = 0 and S_k = 0."""
+        coordinate, a class without rows having N_k = 0, x̄_k = 0 and S_k = 0.
+
+        ``draws`` (posterior draws, ``draws × chains``), ``prior_draws`` and ``dtype`` (the
+        estimator's) size the memory of the covariances and their draws, refused at once where
+        they cannot fit
+        (:func:`~bayesgen.families.covariance_memory.check_covariance_memory`).
+        """
         from bayesgen.statistics import gaussian_statistics
 
+        # Before any work: at thousands of columns the covariance draws need hundreds of GiB.
+        check_covariance_memory(
+            X,
+            n_covariances=_n_classes(y, classes),
+            draws=draws,
+            prior_draws=prior_draws,
+            dtype=dtype,
+            model=self.name,
+        )
         return gaussian_statistics(
             self,
             X,
@@ -567,3 +592,14 @@ def _check_mean_covariance_exists(dof, count, classes, prior: dict) -> None:
             f"covariance undefined; use dof > {n_features + 1 - count[k]:g} (the default is "
             f"D + 2 = {n_features + 2})."
         )
+
+
+def _n_classes(y, classes) -> int:
+    """The number of classes of y (or ``classes``), for sizing the covariances; 1 for a y
+    that is not yet known to be labels (the data checks refuse it)."""
+    if classes is not None:
+        return len(classes)
+    try:
+        return max(1, len(np.unique(np.asarray(y))))
+    except (TypeError, ValueError):
+        return 1
