@@ -14,7 +14,9 @@ cross-validation, in four ways:
 
 The evidence cannot compare priors fitted to the same data, nor say how well the classes are
 told apart; exact leave-one-out can: elpd_loo = Σ_i log p(y_i | x_i, D without message i),
-computed from the conjugate posteriors without a refit (``bayesgen.compare_models``).
+computed from the conjugate posteriors without a refit (``bayesgen.compare_models``). A
+difference in elpd_loo smaller than its standard error (se_diff) does not tell two choices
+apart: the script names the choices within one standard error of the best, not one winner.
 
 Uses the SMS Spam Collection when a path is given, else the bundled toy corpus.
 
@@ -82,12 +84,43 @@ def main(data_path: str | None) -> None:
     table = bayesgen.compare_models(models)
     with pd.option_context("display.width", 140, "display.max_columns", None):
         print(table.round(3))
-    best = table.index[0]
-    print(f"Best by the leave-one-out log score of the labels: {best}")
+    print(ranking(table))
     print(f"({time.perf_counter() - start:.1f} s)")
 
 
+def ranking(table: pd.DataFrame) -> str:
+    """The highest score, and which choices it does not clearly beat.
+
+    A choice whose elpd is within one standard error of the difference (``se_diff``) of the
+    best is not told apart from it by these data; one more than two standard errors behind is
+    clearly worse.
+    """
+    best, others = table.index[0], table.iloc[1:]
+    close = others.index[others["elpd_diff"] <= others["se_diff"]].tolist()
+    far = others.index[others["elpd_diff"] > 2 * others["se_diff"]].tolist()
+    between = [name for name in others.index if name not in close and name not in far]
+    lines = [f"Highest leave-one-out log score of the labels: {best}"]
+    if close:
+        lines.append(
+            f"  but within one standard error of it, so not a clear winner over: {', '.join(close)}"
+        )
+    else:
+        lines.append("  more than one standard error ahead of every other choice")
+    if between:
+        lines.append(f"  ahead by one to two standard errors of: {', '.join(between)}")
+    if far:
+        lines.append(f"  clearly ahead (more than two standard errors) of: {', '.join(far)}")
+    return "\n".join(lines)
+
+
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--data-path", default=None)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--data-path",
+        default=None,
+        help="the SMS Spam Collection's tab-separated file (label, message) (default: none, "
+        "the bundled toy corpus)",
+    )
     main(parser.parse_args().data_path)

@@ -100,9 +100,26 @@ def main(data_path: str | None, n_shards: int, draws: int) -> None:
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--data-path", default=None)
-    parser.add_argument("--shards", type=int, default=8)
-    parser.add_argument("--draws", type=int, default=200)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--data-path",
+        default=None,
+        help="the SMS Spam Collection's tab-separated file (label, message) (default: none, "
+        "the bundled toy corpus)",
+    )
+    parser.add_argument(
+        "--shards",
+        type=int,
+        default=8,
+        help="files the corpus is cut into, one chunk each (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--draws",
+        type=int,
+        default=200,
+        help="exact posterior draws of the fit, one chain (default: %(default)s)",
+    )
     args = parser.parse_args()
     main(args.data_path, args.shards, args.draws)

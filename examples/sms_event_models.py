@@ -84,6 +84,13 @@ def main(data_path: str | None) -> None:
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--data-path", default=None)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--data-path",
+        default=None,
+        help="the SMS Spam Collection's tab-separated file (label, message) (default: none, "
+        "the bundled toy corpus)",
+    )
     main(parser.parse_args().data_path)

@@ -53,8 +53,20 @@ def main(data_path: str | None, draws: int) -> None:
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--data-path", default=None)
-    parser.add_argument("--draws", type=int, default=500)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--data-path",
+        default=None,
+        help="the SMS Spam Collection's tab-separated file (label, message) (default: none, "
+        "the bundled toy corpus)",
+    )
+    parser.add_argument(
+        "--draws",
+        type=int,
+        default=500,
+        help="exact posterior draws per chain of each fit (default: %(default)s)",
+    )
     options = parser.parse_args()
     main(options.data_path, options.draws)
