@@ -383,7 +383,9 @@ def _conjugate_groups(estimator, exact) -> xr.DataTree:
         return drawn.copy()
     tree = xr.DataTree()
     if exact.observed is not None:
-        tree["observed_data"] = exact.observed
+        from bayesgen.observed import add_training_data
+
+        add_training_data(tree, exact.observed)
     return tree
 
 
@@ -447,6 +449,7 @@ def _netcdf_safe(dataset: xr.Dataset) -> xr.Dataset:
 
 def _from_tree(tree: xr.DataTree):
     import bayesgen
+    from bayesgen.observed import upgrade_layout
 
     attrs = tree.attrs
     version = attrs.get("format_version")
@@ -477,6 +480,10 @@ def _from_tree(tree: xr.DataTree):
             f"{model!r} (a {name} has {estimators[name].name!r})."
         )
     params = _read_params(attrs, cls, closed_form)
+    try:  # files written before the ArviZ layout of bayesgen.observed (log-likelihood "row")
+        tree = upgrade_layout(tree)
+    except (KeyError, ValueError) as error:
+        raise _ModelFileError(f"its training rows do not fit together: {error}") from None
     _check_groups(tree, closed_form, model)
     map_point = tree["map"].to_dataset() if "map" in tree.children else None
     idata = tree.copy()
@@ -498,6 +505,7 @@ def _conjugate_posterior(attrs, closed_form: xr.Dataset, idata: xr.DataTree):
     matching its stored draws; None for other files."""
     if "conjugate_posterior_seed" not in attrs:
         return None
+    from bayesgen.observed import read_training_data
     from bayesgen.posterior import ConjugatePosterior
 
     if "posterior" in idata.children:  # written before files left the draws out
@@ -522,7 +530,7 @@ def _conjugate_posterior(attrs, closed_form: xr.Dataset, idata: xr.DataTree):
         closed_form,
         random_seed=_positive_int(attrs, "conjugate_posterior_seed", minimum=0),
         created_at=str(attrs.get("conjugate_created_at", "")) or None,
-        observed=idata["observed_data"].to_dataset() if "observed_data" in idata.children else None,
+        observed=read_training_data(idata),
         **layout,
     )
 

@@ -332,7 +332,7 @@ def _loo(est):
     warning is passed on)."""
     with warnings.catch_warnings(record=True) as records:
         warnings.simplefilter("always")
-        elpd = az.loo(est.idata_, var_name="row", pointwise=True)
+        elpd = az.loo(est.idata_, var_name="y", pointwise=True)
     caught = []
     for record in records:
         if issubclass(record.category, UserWarning) and str(record.message).startswith(

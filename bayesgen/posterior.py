@@ -210,7 +210,7 @@ class ConjugatePosterior:
             if group in tree.children:
                 tree[group].attrs["created_at"] = self.created_at
         if self.observed is not None:
-            tree["observed_data"] = self.observed
+            rows_module.add_training_data(tree, self.observed)
             X, y_codes = rows_module.training_rows(tree)
             tree["log_likelihood"] = rows_module.log_likelihood(
                 self.family, self.estimates, X, y_codes, tree["posterior"].to_dataset()

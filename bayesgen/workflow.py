@@ -44,7 +44,7 @@ class GenerativeWorkflow:
         from bayesgen import observed
 
         data, rows, codes = self._observed_data(stats, X, y, sample_weight)
-        idata["observed_data"] = data
+        observed.add_training_data(idata, data)
         posterior = idata["posterior"].to_dataset()
         idata["log_likelihood"] = observed.log_likelihood(
             self._family, stats, rows, codes, posterior
@@ -68,7 +68,7 @@ class GenerativeWorkflow:
             # Classes whose rows all had weight 0 are not in the fit.
             codes = np.searchsorted(stats["class"].values, labels[codes])
             weights = None if np.all(weights == 1) else weights
-        data = observed.observed_data(self._family, stats, rows, codes)
+        data = observed.training_data(self._family, stats, rows, codes)
         if weights is not None:
             data["sample_weight"] = (("obs",), weights)
             data["sample_weight"].attrs["meaning"] = (
@@ -170,15 +170,17 @@ class GenerativeWorkflow:
                 f"prior_draws: this fit has no {source} group to simulate from; fit with "
                 "prior_draws > 0."
             )
-        group = simulation.simulate(
+        groups = simulation.predictive_groups(
             self._family,
             self.closed_form_,
             self.idata_[source].to_dataset(),
             X,
             y_codes,
+            source=source,
             draws=draws,
             keep_rows=keep_rows,
             rng=rng,
         )
-        self.idata_[f"{source}_predictive"] = group
+        for name, group in groups.items():
+            self.idata_[name] = group
         return self.idata_

@@ -158,7 +158,7 @@ def test_integer_weights_equal_repeated_rows(model):
             np.testing.assert_allclose(posterior[name].values, draws.values, rtol=1e-9)
         else:  # whole counts: the same bits, so the same seeded draws
             np.testing.assert_array_equal(posterior[name].values, draws.values)
-    np.testing.assert_array_equal(weighted.idata_["observed_data"]["sample_weight"], weights)
+    np.testing.assert_array_equal(weighted.idata_["constant_data"]["sample_weight"], weights)
 
 
 @pytest.mark.parametrize("model", list(MODELS))
@@ -173,7 +173,7 @@ def test_zero_weights_equal_dropping_the_rows(model):
     assert weighted.classes_.tolist() == ["a", "b"]
     assert_same_fit(dropped, weighted)
     # Only the kept rows, and no weights (all 1): leave-one-out is that of the kept rows.
-    assert "sample_weight" not in weighted.idata_["observed_data"]
+    assert "sample_weight" not in weighted.idata_["constant_data"]
     np.testing.assert_allclose(loo_proba(weighted), loo_proba(dropped), rtol=1e-10)
 
 
@@ -198,8 +198,8 @@ def test_weighted_fit_keeps_unweighted_rows_and_refuses_leave_one_out():
     plain = MultinomialNB(random_seed=0, **FAST).fit(X, y)
     np.testing.assert_array_equal(est.training_rows()[0], X)
     # log p(x_i, y_i | θ) per row, unweighted: the same function of θ as the unweighted fit's.
-    row = est.idata_["log_likelihood"]["row"]
-    assert row.shape == plain.idata_["log_likelihood"]["row"].shape
+    row = est.idata_["log_likelihood"]["y"]
+    assert row.shape == plain.idata_["log_likelihood"]["y"].shape
     with pytest.raises(
         ValueError, match="leave-one-out is not defined for a fit with sample_weight"
     ):

@@ -1,5 +1,5 @@
-"""The row-level generative workflow: observed_data, the pointwise log-likelihood that az.loo
-reads, and prior and posterior predictive simulation of whole data sets.
+"""The row-level generative workflow: the training rows, the pointwise log-likelihood that
+az.loo reads, and prior and posterior predictive simulation of whole data sets.
 
 Expected values come from SciPy's densities on the raw rows and from the textbook moments of
 the posterior, never from bayesgen's own likelihood code.
@@ -18,7 +18,7 @@ from scipy import stats
 import bayesgen
 from bayesgen import simulation
 
-CONJUGATE = {"inference": "conjugate", "compute_map": False, "random_seed": 0}
+CONJUGATE = {"inference": "conjugate", "compute_map": False, "random_seed": 0, "chains": 2}
 
 
 def _fit(name, draws=400, **params):
@@ -77,7 +77,7 @@ def _scipy_row_log_likelihood(name, est, X, y, chain, draw):
 @pytest.mark.parametrize("name", MODELS)
 def test_log_likelihood_is_the_full_row_density(name):
     est, X, y = _fit(name, draws=20)
-    loglik = est.idata_["log_likelihood"]["row"]
+    loglik = est.idata_["log_likelihood"]["y"]
     assert loglik.dims == ("chain", "draw", "obs")
     assert loglik.shape == (2, 20, len(y))
     for chain, draw in [(0, 0), (1, 13)]:
@@ -98,10 +98,10 @@ def test_az_loo_is_finite_for_every_model(name):
 
 def test_log_likelihood_follows_the_posterior_float_type():
     est, _, _ = _fit("bernoulli", draws=20, dtype="float32")
-    assert est.idata_["log_likelihood"]["row"].dtype == np.float32
+    assert est.idata_["log_likelihood"]["y"].dtype == np.float32
 
 
-def test_observed_data_holds_the_rows_the_model_saw():
+def test_constant_data_holds_the_rows_the_model_saw():
     X, y = bernoulli_data()
     X = X * 3.0  # binarize=1.0 turns these into the 0/1 rows the model sees
     est = bayesgen.BernoulliNB(**CONJUGATE, draws=20, binarize=1.0).fit(sp.csr_array(X), y)
@@ -109,8 +109,9 @@ def test_observed_data_holds_the_rows_the_model_saw():
     assert sp.issparse(rows)
     np.testing.assert_array_equal(rows.toarray(), (X > 1.0).astype(float))
     np.testing.assert_array_equal(est.classes_[codes], y)
-    data = est.idata_["observed_data"].to_dataset()
-    assert data.attrs["X_format"] == "csr" and "X" not in data
+    assert list(est.idata_["observed_data"].data_vars) == ["y"]
+    data = est.idata_["constant_data"].to_dataset()
+    assert {"X_data", "X_indices", "X_indptr"} <= set(data.data_vars) and "X" not in data
     np.testing.assert_array_equal(data["present_features"].values, (X > 1.0).sum(axis=1))
 
 
@@ -126,7 +127,7 @@ def test_saved_model_keeps_rows_and_log_likelihood(tmp_path):
     est, _, _ = _fit("multinomial", draws=20)
     est.save(tmp_path / "m.nc")
     loaded = bayesgen.load(tmp_path / "m.nc")
-    for group in ("observed_data", "log_likelihood"):
+    for group in ("observed_data", "constant_data", "log_likelihood"):
         assert loaded.idata_[group].to_dataset().equals(est.idata_[group].to_dataset())
     np.testing.assert_array_equal(loaded.training_rows()[0], est.training_rows()[0])
 
@@ -138,20 +139,28 @@ def test_saved_model_keeps_rows_and_log_likelihood(tmp_path):
 def test_predictive_groups_are_shaped_like_the_training_data(name):
     est, X, _ = _fit(name, draws=30)
     tree = est.sample_posterior_predictive(random_seed=1, draws=10)
-    predictive = tree["posterior_predictive"].to_dataset()
+    assert list(tree["posterior_predictive"].data_vars) == ["y"]
+    # A label for every draw (az.loo_pit pairs them with the log-likelihood), rows for 5.
+    assert tree["posterior_predictive"]["y"].shape == (2, 30, np.shape(X)[0])
+    predictive = tree["posterior_predictive_rows"].to_dataset()
     assert predictive["X"].shape == (2, 5, *np.shape(X))
-    observed = tree["observed_data"].to_dataset()
-    statistics = set(observed.data_vars) - {"y", "X", "X_data", "X_indices", "X_indptr"}
+    observed = tree["constant_data"].to_dataset()
+    statistics = {
+        name
+        for name, variable in observed.data_vars.items()
+        if variable.attrs.get("source") == "training rows"
+    } - {"X", "X_data", "X_indices", "X_indptr", "sample_weight"}
     assert statistics and statistics <= set(predictive.data_vars)
     for statistic in statistics:
         assert predictive[statistic].dims == ("chain", "draw", *observed[statistic].dims)
-    prior = est.sample_prior_predictive(random_seed=1, draws=4)["prior_predictive"]
-    assert prior["X"].shape == (1, 4, *np.shape(X))
+    prior = est.sample_prior_predictive(random_seed=1, draws=4)
+    assert prior["prior_predictive_rows"]["X"].shape == (1, 4, *np.shape(X))
+    assert prior["prior_predictive"]["y"].shape == (1, est.prior_draws, np.shape(X)[0])
 
 
 def test_simulated_documents_keep_their_lengths_and_draw_from_theta():
     est, X, y = _fit("multinomial", draws=200)
-    predictive = est.sample_posterior_predictive(random_seed=2)["posterior_predictive"]
+    predictive = est.sample_posterior_predictive(random_seed=2)["posterior_predictive_rows"]
     lengths = np.asarray(X).sum(axis=1)
     np.testing.assert_array_equal(
         predictive["doc_length"].values, np.broadcast_to(lengths, (2, 200, len(y)))
@@ -177,7 +186,7 @@ def test_bernoulli_predictive_frequencies_match_add_lambda():
     E[φ_jk] = (N_jk + λ) / (N_k + 2λ); its Monte Carlo error is the SD over draws / √S."""
     X, y = bernoulli_data()
     est = bayesgen.BernoulliNB(**CONJUGATE, draws=500, alpha=2.0).fit(X, y)
-    freq = est.sample_posterior_predictive(random_seed=3, keep_rows=False)["posterior_predictive"]
+    freq = est.sample_posterior_predictive(random_seed=3, keep_rows=False)["posterior_predictive_rows"]
     assert "X" not in freq
     draws = freq["class_feature_freq"].values.reshape(1000, 2, 5)
     codes = np.searchsorted(est.classes_, y)
@@ -195,7 +204,7 @@ def test_bernoulli_predictive_frequencies_match_add_lambda():
 def test_gaussian_predictive_class_means_centre_on_the_posterior_means():
     est, _, _ = _fit("qda", draws=500)
     predictive = est.sample_posterior_predictive(random_seed=4, keep_rows=False)
-    means = predictive["posterior_predictive"]["class_feature_mean"].values.reshape(1000, 2, 3)
+    means = predictive["posterior_predictive_rows"]["class_feature_mean"].values.reshape(1000, 2, 3)
     expected = est.posterior_mean()["mu"].values
     se = means.std(axis=0, ddof=1) / np.sqrt(len(means))
     assert np.all(np.abs(means.mean(axis=0) - expected) < 4.5 * se)
@@ -203,7 +212,7 @@ def test_gaussian_predictive_class_means_centre_on_the_posterior_means():
 
 def test_prior_predictive_bernoulli_is_centred_on_one_half():
     est, _, _ = _fit("bernoulli", draws=20, prior_draws=800, alpha=3.0)
-    prior = est.sample_prior_predictive(random_seed=5, keep_rows=False)["prior_predictive"]
+    prior = est.sample_prior_predictive(random_seed=5, keep_rows=False)["prior_predictive_rows"]
     freq = prior["class_feature_freq"].values.reshape(800, -1)
     se = freq.std(axis=0, ddof=1) / np.sqrt(800)
     assert np.all(np.abs(freq.mean(axis=0) - 0.5) < 4.5 * se)
@@ -211,16 +220,16 @@ def test_prior_predictive_bernoulli_is_centred_on_one_half():
 
 def test_simulation_is_reproducible_with_a_seed():
     est, _, _ = _fit("categorical", draws=20)
-    first = est.sample_posterior_predictive(random_seed=7)["posterior_predictive"]["X"].values
-    second = est.sample_posterior_predictive(random_seed=7)["posterior_predictive"]["X"].values
+    first = est.sample_posterior_predictive(random_seed=7)["posterior_predictive_rows"]["X"].values
+    second = est.sample_posterior_predictive(random_seed=7)["posterior_predictive_rows"]["X"].values
     np.testing.assert_array_equal(first, second)
-    third = est.sample_posterior_predictive(random_seed=8)["posterior_predictive"]["X"].values
+    third = est.sample_posterior_predictive(random_seed=8)["posterior_predictive_rows"]["X"].values
     assert not np.array_equal(first, third)
 
 
 def test_simulated_categories_stay_within_each_feature():
     est, _, _ = _fit("categorical", draws=50)
-    X = est.sample_posterior_predictive(random_seed=9)["posterior_predictive"]["X"].values
+    X = est.sample_posterior_predictive(random_seed=9)["posterior_predictive_rows"]["X"].values
     widths = est.closed_form_["n_categories"].values
     assert X.min() >= 0 and np.all(X.max(axis=(0, 1, 2)) <= widths - 1)
 
@@ -319,13 +328,13 @@ def _set(tree, group, name, values):
         ),
         (
             "gda",
-            lambda t: _set(t, "observed_data", "X", t["observed_data"]["X"].values * np.nan),
-            r"observed_data's rows hold NaN or infinite values",
+            lambda t: _set(t, "constant_data", "X", t["constant_data"]["X"].values * np.nan),
+            r"constant_data's training rows hold NaN or infinite values",
         ),
         (
             "bernoulli_sparse",
             lambda t: _set(
-                t, "observed_data", "X_indptr", t["observed_data"]["X_indptr"].values[::-1].copy()
+                t, "constant_data", "X_indptr", t["constant_data"]["X_indptr"].values[::-1].copy()
             ),
             r"sparse rows \(X_indptr, X_indices\) are corrupt",
         ),
@@ -334,7 +343,7 @@ def _set(tree, group, name, values):
             lambda t: t.__setitem__(
                 "log_likelihood", t["log_likelihood"].to_dataset().isel(obs=slice(0, 5))
             ),
-            r"log_likelihood 'row' has shape \(2, 20, 5\); expected \(2, 20, 40\)",
+            r"log_likelihood 'y' has shape \(2, 20, 5\); expected \(2, 20, 40\)",
         ),
     ],
 )
@@ -388,7 +397,7 @@ def test_bernoulli_text_is_simulated_sparse_and_matches_add_lambda():
 
     point = {"feature_prob": est.closed_form_["feature_prob"].values}
     assert sp.issparse(FAMILY.simulate_rows(est.closed_form_, X, y, point, rng))
-    freq = est.sample_posterior_predictive(random_seed=6, keep_rows=False)["posterior_predictive"]
+    freq = est.sample_posterior_predictive(random_seed=6, keep_rows=False)["posterior_predictive_rows"]
     draws = freq["class_feature_freq"].values.reshape(800, 2, 400)
     se = draws.std(axis=0, ddof=1) / np.sqrt(800)
     z = (draws.mean(axis=0) - est.closed_form_["feature_prob"].values) / se
