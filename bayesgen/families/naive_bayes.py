@@ -617,8 +617,12 @@ class NaiveBayesFamily(Family):
         return self.feature_evidence(estimates)(alpha, per_class=per_class)
 
     def log_evidence(self, estimates: xr.Dataset) -> float:
-        """log p(y | a) + log p(X | y, λ) at the fitted a = ``class_alpha`` and λ = ``alpha``."""
+        """log p(y | a) + log p(X | y, λ) at the fitted a = ``class_alpha`` and λ = ``alpha``;
+        under a hyperprior on λ, log p(X | y) with λ integrated out over it instead."""
         attrs = estimates.attrs
+        if has_alpha_prior(estimates):  # not at λ = E[λ | D]: ∫ p(X | y, λ) Gamma(λ) dλ
+            labels = class_log_evidence(estimates, attrs["class_alpha"])
+            return float(labels + hyperprior.feature_log_evidence(estimates))
         # per_class: one λ per class enters class by class (a number broadcasts over them)
         features = self.feature_log_evidence(estimates, attrs["alpha"], per_class=True)
         return float(class_log_evidence(estimates, attrs["class_alpha"]) + features.sum())
