@@ -26,7 +26,7 @@ of λ; the Monte Carlo diagnostics are in :mod:`bayesgen.diagnostics`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
@@ -35,9 +35,10 @@ import xarray as xr
 from bayesgen import checks_render as render
 from bayesgen import hyperprior
 from bayesgen.checks_expected import Expected, expected_values
-from bayesgen.diagnostics import mc_diagnostics, mcse_sd
+from bayesgen.diagnostics import ess_limit, ess_within, mc_diagnostics, mcse_sd, rhat_limit
 from bayesgen.families import family
 from bayesgen.families.base import DrawIdentity
+from bayesgen.posterior import Lazy
 
 #: Defaults of :func:`compare`, documented there.
 Z_THRESHOLD = "auto"
@@ -45,8 +46,14 @@ Z_FLOOR = 4.0
 FAMILY_RATE = 0.001
 MAP_ATOL = 1e-4
 MAP_RTOL = 1e-3
+#: The conventional targets (Vehtari et al. 2021): below 400 bulk ESS or above 1.01 R-hat a
+#: parameter is *borderline*; it fails only beyond the family-wise limits of
+#: :func:`bayesgen.diagnostics.ess_limit` and :func:`bayesgen.diagnostics.rhat_limit`.
 ESS_MIN = 400.0
 RHAT_MAX = 1.01
+#: Most draw values (cells × chains × draws) of the seeded sample whose draws are checked when
+#: the table's moments are exact (see :func:`compare`'s ``exact``).
+SAMPLE_VALUES = 2_000_000
 
 TABLE_COLUMNS = [
     "variable",
@@ -65,6 +72,7 @@ TABLE_COLUMNS = [
     "z",
     "z_sd",
     "agrees",
+    "diagnostic",
     "reason",
 ]
 _CHUNK_ELEMENTS = 131_072  # draws × parameters per block: small blocks stay in the CPU cache
@@ -101,6 +109,20 @@ class Comparison:
         Whether the optimiser converged; None where that was not recorded (then its values
         are compared as if it had).
     map_message : str
+    agrees : bool
+        Every row agrees with its closed form (the posterior is the right one), whatever
+        the sampler diagnostics say.
+    diagnostics_ok : bool
+        No divergence and no row beyond the R-hat and ESS limits (``ok`` is ``agrees and
+        diagnostics_ok``).
+    borderline : list of str
+        Diagnostics past the conventional 1.01 / 400 but within the family-wise limits:
+        worth a look, not a failure.
+    joint : pandas.DataFrame
+        The per-draw joint statistics with an exact law (the family's
+        ``joint_statistics``, see :mod:`bayesgen.joint_statistics`): ``statistic``,
+        ``variable``, ``z_mean``, ``z_spread``, ``ess_bulk``, ``agrees``. They count in
+        ``agrees`` and in the family-wise z threshold.
 
     Examples
     --------
@@ -130,15 +152,22 @@ class Comparison:
     map_method: str | None = None
     map_converged: bool | None = None
     map_message: str = ""
+    agrees: bool = True
+    diagnostics_ok: bool = True
+    borderline: list[str] = field(default_factory=list)
+    joint: pd.DataFrame = field(default_factory=lambda: _joint_table([]).assign(agrees=True))
 
     def worst(self, k: int = render.WORST_ROWS) -> pd.DataFrame:
-        """The ``k`` worst rows: disagreements first, then by the larger of ``|z|`` and
-        ``|z_sd|`` (rows with neither last)."""
+        """The ``k`` worst rows: disagreements first, then rows failing a sampler diagnostic,
+        then borderline ones, then by the larger of ``|z|`` and ``|z_sd|``; rows that were not
+        compared (no z) come last."""
         table = self.table
         worst_z = np.fmax(np.abs(table["z"].to_numpy()), np.abs(table["z_sd"].to_numpy()))
-        order = pd.DataFrame({"agrees": table["agrees"].to_numpy(), "abs_z": -worst_z}).sort_values(
-            ["agrees", "abs_z"], na_position="last", kind="stable"
-        )
+        rank = {"fail": 0, "borderline": 1}
+        diagnostic = table["diagnostic"].map(lambda status: rank.get(status, 2)).to_numpy()
+        order = pd.DataFrame(
+            {"agrees": table["agrees"].to_numpy(), "diagnostic": diagnostic, "abs_z": -worst_z}
+        ).sort_values(["agrees", "diagnostic", "abs_z"], na_position="last", kind="stable")
         return table.iloc[order.index[:k]]
 
     def __str__(self) -> str:
@@ -157,8 +186,8 @@ def compare(
     z_threshold: float | str = Z_THRESHOLD,
     map_rtol: float = MAP_RTOL,
     map_atol: float = MAP_ATOL,
-    ess_min: float = ESS_MIN,
-    rhat_max: float = RHAT_MAX,
+    ess_min: float | str = "auto",
+    rhat_max: float | str = "auto",
     alpha: float | None = None,
     class_alpha: float | None = None,
     alpha_prior: tuple[float, float] | None = None,
@@ -190,10 +219,21 @@ def compare(
         be approached but not reached. Where ``est.map_.attrs["map_converged"]`` is 0 the
         optimiser's values are shown but not compared: a verdict on the posterior must not
         hinge on an optimiser (a warning says so).
-    ess_min : float, default 400
-        Lowest acceptable bulk ESS; below it the MCSE, and so z, is unreliable.
-    rhat_max : float, default 1.01
-        Highest acceptable rank-normalised split R-hat.
+    ess_min : float or "auto", default "auto"
+        Lowest acceptable bulk ESS; below it the MCSE, and so z, is unreliable. ``"auto"``
+        aims at the conventional 400 without crying wolf: a row whose ESS is below 400 but
+        not credibly so (the estimate of an ESS of 400 scatters by about ±15 %, and the
+        lowest of many rows further) is ``"borderline"``, reported but not a failure; it
+        fails below :func:`bayesgen.diagnostics.ess_limit`, the family-wise lower limit for
+        the number of rows (252 for one parameter, 177 for 40,000). A number is a hard limit.
+    rhat_max : float or "auto", default "auto"
+        Highest acceptable rank-normalised split R-hat. A fixed 1.01 over thousands of
+        parameters fails correct posteriors by chance (R-hat of correct draws scatters above
+        1 by about √(m F / ESS), m split chains). ``"auto"`` fails a row only above
+        :func:`bayesgen.diagnostics.rhat_limit`, the R-hat a correct posterior exceeds with
+        probability 0.1 % over all the rows, at that row's bulk ESS and never below 1.01
+        (1.0133 at ESS 2,000 over 40,000 parameters with 4 chains × 1,000 draws); between
+        1.01 and it the row is ``"borderline"``. A number is a hard limit.
     alpha, class_alpha : float, optional
         Compute the closed forms (and modes) with this λ / class concentration instead of the
         fitted one, from the sufficient statistics in ``est.closed_form_``. A value other than
@@ -288,11 +328,12 @@ def compare(
         )
     )
 
-    exact_posterior = _exact_posterior(est, exact, [block.variable for block in blocks])
+    variables = [block.variable for block in blocks]
+    exact_posterior = _exact_posterior(est, exact, variables)
     if exact_posterior is None:
         posterior = est.idata_["posterior"].to_dataset()
     else:
-        posterior = _exact_table_source(exact_posterior, [block.variable for block in blocks])
+        posterior = _exact_table_source(exact_posterior, variables)
     frames, checks = [], []
     # By name: under another prior than the fitted one a block may be missing (a fixed λ
     # asked of a fit with a hyperprior on λ has no block for λ).
@@ -305,17 +346,38 @@ def compare(
         frames.append(frame)
         checks.append((block, len(frame)))
     table = pd.concat(frames, ignore_index=True)
+    if exact_posterior is None:
+        chains, draws = posterior.sizes["chain"], posterior.sizes["draw"]
+        moments_ok = np.ones(len(table), dtype=bool)
+        n_sampled = None
+    else:
+        chains, draws = exact_posterior.chains, exact_posterior.draws_per_chain
+        moments_ok = _exact_moments_agree(table)
+        sample = _sampled_draws(est, exact_posterior, variables)
+        n_sampled = _check_sampled_cells(table, checks, sample)
     no_joint_mode = any(b.unbounded is not None and b.unbounded.any() for b in fitted_blocks)
     if map_point is not None and no_joint_mode:
         render.hide_artefacts(table)
-    # Identities between the variables of each draw need draws; the exact path has none.
+    # Identities between the variables of each draw need every variable's draws.
     draw_identities = [] if exact_posterior is not None else model_family.draw_identities(posterior)
     identity_ok, identity_ratio = _draw_identity_agreement(table, draw_identities)
+    # Statistics of whole draws need every variable's draws too.
+    joint = (
+        _joint_table([])
+        if exact_posterior is not None
+        else _joint_table(
+            model_family.joint_statistics(stats, posterior, alpha=alpha, class_alpha=class_alpha)
+        )
+    )
 
     n_checks = int(np.isfinite(table["z"]).sum() + np.isfinite(table["z_sd"]).sum())
+    n_checks += 2 * len(joint)
     rule = z_threshold
     if isinstance(z_threshold, str):
         z_threshold = family_wise_threshold(n_checks)
+    joint["agrees"] = ~(np.abs(joint["z_mean"]) > z_threshold) & ~(
+        np.abs(joint["z_spread"]) > z_threshold
+    )
     z_ok = ~(np.abs(table["z"].to_numpy()) > z_threshold)  # no closed form: nothing to differ
     sd_ok = ~(np.abs(table["z_sd"].to_numpy()) > z_threshold)
     map_checked, map_ok = _map_agreement(table, map_atol, map_rtol)
@@ -325,16 +387,15 @@ def compare(
         map_checked, map_ok = np.zeros_like(map_checked), np.ones_like(map_ok)
     else:
         map_ignored = np.zeros_like(map_ok)
-    table["agrees"] = z_ok & sd_ok & map_ok & identity_ok
+    table["agrees"] = z_ok & sd_ok & map_ok & identity_ok & moments_ok
+    limits = diagnostic_limits(
+        table, chains=int(chains), draws=int(draws), rhat_max=rhat_max, ess_min=ess_min
+    )
+    table["diagnostic"] = limits.status
     table = table[TABLE_COLUMNS]
 
-    if exact_posterior is None:
-        chains, draws = posterior.sizes["chain"], posterior.sizes["draw"]
-        divergences = _divergences(est.idata_)
-    else:
-        chains, draws = exact_posterior.chains, exact_posterior.draws_per_chain
-        divergences = 0
-    warnings, diagnostics_ok = render.diagnose(
+    divergences = 0 if exact_posterior is not None else _divergences(est.idata_)
+    warnings, diagnostics_ok, borderline = render.diagnose(
         table,
         {
             "z": z_ok,
@@ -342,10 +403,10 @@ def compare(
             "map": map_ok,
             "identity": identity_ok,
             "identity_ratio": identity_ratio,
+            "moments": moments_ok,
         },
         divergences,
-        ess_min,
-        rhat_max,
+        limits,
         z_threshold,
         exact_draws=est.inference == "conjugate",
         draw_identities=draw_identities,
@@ -360,19 +421,49 @@ def compare(
         "n_checks": n_checks,
         "map_atol": map_atol,
         "map_rtol": map_rtol,
-        "ess_min": ess_min,
-        "rhat_max": rhat_max,
+        "ess_min": limits.ess_min,
+        "ess_target": limits.ess_target,
+        "rhat_max": limits.rhat_max,
+        "rhat_target": limits.rhat_target,
+        "diagnostics_rule": limits.rule,
+        "moments": "draws" if exact_posterior is None else "exact",
+        "draws_checked": n_sampled,
         "alpha": alpha.mean if isinstance(alpha, hyperprior.AlphaPosterior) else alpha,
         "class_alpha": class_alpha,
     }
     if isinstance(alpha, hyperprior.AlphaPosterior):
         settings["alpha_prior"] = (alpha.shape, alpha.rate)
     outcomes = {"mean": z_ok, "sd": sd_ok, "map": (map_checked, map_ok), "draw": identity_ok}
+    agrees = bool(table["agrees"].all() and joint["agrees"].all())
+    for _, row in joint[~joint["agrees"]].iterrows():
+        warnings.append(
+            f"The per-draw statistic {row['statistic']} does not follow its exact law "
+            f"(z of its mean {row['z_mean']:.3g}, of its spread {row['z_spread']:.3g}; "
+            f"threshold {z_threshold:.3g}): the draws of {row['variable']} come from another "
+            "posterior, although each parameter's own mean and SD may look right."
+        )
+    identities = _identities(checks, table, outcomes, draw_identities)
+    if len(joint):
+        identities = pd.concat(
+            [
+                identities,
+                pd.DataFrame(
+                    {
+                        "identity": joint["statistic"] + " per draw follows its exact law",
+                        "variable": joint["variable"],
+                        "prior": "",
+                        "checked": 2,
+                        "satisfied": 2 * joint["agrees"].astype(int),
+                    }
+                ),
+            ],
+            ignore_index=True,
+        )
     return Comparison(
         table=table,
-        identities=_identities(checks, table, outcomes, draw_identities),
+        identities=identities,
         warnings=warnings,
-        ok=bool(table["agrees"].all() and diagnostics_ok),
+        ok=agrees and diagnostics_ok,
         model=model,
         inference=str(getattr(est, "inference", "nuts")),
         chains=int(chains),
@@ -383,6 +474,135 @@ def compare(
         map_method=map_method,
         map_converged=map_converged,
         map_message=map_message,
+        agrees=agrees,
+        diagnostics_ok=diagnostics_ok,
+        borderline=borderline,
+        joint=joint,
+    )
+
+
+def _joint_table(statistics) -> pd.DataFrame:
+    """One row per :class:`~bayesgen.joint_statistics.JointStatistic`: its z for location and
+    spread and the ESS behind them."""
+    from bayesgen.joint_statistics import statistic_z
+
+    rows = []
+    for statistic in statistics:
+        z_mean, z_spread, ess = statistic_z(statistic)
+        rows.append(
+            {
+                "statistic": statistic.name,
+                "variable": statistic.variable,
+                "z_mean": z_mean,
+                "z_spread": z_spread,
+                "ess_bulk": ess,
+            }
+        )
+    columns = ["statistic", "variable", "z_mean", "z_spread", "ess_bulk"]
+    return pd.DataFrame(rows, columns=columns)
+
+
+@dataclass(frozen=True)
+class DiagnosticLimits:
+    """The R-hat and bulk-ESS limits :func:`compare` judged each row by.
+
+    Attributes
+    ----------
+    rhat, ess : ndarray
+        Per row: the R-hat above which, and the bulk ESS below which, the row fails.
+    rhat_target, ess_target : float
+        The conventional 1.01 and 400: beyond them (but within the limits) a row is
+        ``"borderline"``.
+    rhat_max, ess_min : float
+        The R-hat limit at the median bulk ESS, and the ESS limit: one figure each to print.
+    status : ndarray of str
+        Per row: ``"fail"``, ``"borderline"`` or ``""``.
+    rule : str
+        ``"family-wise"`` (the defaults) or ``"fixed"`` (numbers given).
+    """
+
+    rhat: np.ndarray
+    ess: np.ndarray
+    rhat_target: float
+    ess_target: float
+    rhat_max: float
+    ess_min: float
+    status: np.ndarray
+    rule: str
+
+
+def diagnostic_limits(
+    table: pd.DataFrame,
+    *,
+    chains: int,
+    draws: int,
+    rhat_max: float | str = "auto",
+    ess_min: float | str = "auto",
+    rate: float = FAMILY_RATE,
+) -> DiagnosticLimits:
+    """Per-row R-hat and ESS limits, family-wise over the rows that have them.
+
+    With ``"auto"`` a row fails when its R-hat exceeds what a correct posterior reaches with
+    probability ``rate`` over all the rows (:func:`bayesgen.diagnostics.rhat_limit`, at the
+    row's own bulk ESS, never below 1.01), or when its bulk ESS is credibly below 400
+    (:func:`bayesgen.diagnostics.ess_limit`); between 1.01 and the limit, or between the ESS
+    limit and 400, it is ``"borderline"``: reported, not a failure. A number fixes the limit
+    (and there is no borderline).
+    """
+    r_hat = table["r_hat"].to_numpy(dtype=np.float64)
+    ess = table["ess_bulk"].to_numpy(dtype=np.float64)
+    # R-hat's chance spread follows each chain's own autocorrelation; a chain that is off
+    # lowers the bulk ESS but must not widen its own limit.
+    within = table["ess_within"].to_numpy(dtype=np.float64) if "ess_within" in table else ess
+    measured = np.isfinite(r_hat) | np.isfinite(ess)
+    n_parameters = max(int(measured.sum()), 1)
+    fixed_rhat, fixed_ess = not isinstance(rhat_max, str), not isinstance(ess_min, str)
+    for name, value in (("rhat_max", rhat_max), ("ess_min", ess_min)):
+        if isinstance(value, str) and value != "auto":
+            raise ValueError(f"{name}: expected a number or 'auto'; got {value!r}.")
+    if fixed_rhat:
+        rhat = np.full(len(table), float(rhat_max))
+        rhat_target = float(rhat_max)
+    else:
+        rhat = np.fmax(
+            rhat_limit(within, chains=chains, draws=draws, n_parameters=n_parameters, rate=rate),
+            RHAT_MAX,
+        )
+        rhat_target = RHAT_MAX
+    ess_target = float(ess_min) if fixed_ess else ESS_MIN
+    ess_floor = (
+        ess_target if fixed_ess else ess_limit(ESS_MIN, n_parameters=n_parameters, rate=rate)
+    )
+    ess_limits = np.full(len(table), ess_floor)
+    fail = (r_hat > rhat) | (ess < ess_limits)
+    borderline = ~fail & ((r_hat > rhat_target) | (ess < ess_target))
+    status = np.where(fail, "fail", np.where(borderline, "borderline", "")).astype(object)
+    median_ess = np.nanmedian(within) if np.isfinite(within).any() else np.nan
+    typical = (
+        float(rhat_max)
+        if fixed_rhat
+        else max(
+            RHAT_MAX,
+            float(
+                rhat_limit(
+                    np.array([median_ess]),
+                    chains=chains,
+                    draws=draws,
+                    n_parameters=n_parameters,
+                    rate=rate,
+                )[0]
+            ),
+        )
+    )
+    return DiagnosticLimits(
+        rhat=rhat,
+        ess=ess_limits,
+        rhat_target=rhat_target,
+        ess_target=ess_target,
+        rhat_max=typical,
+        ess_min=ess_floor,
+        status=status,
+        rule="fixed" if fixed_rhat and fixed_ess else "family-wise",
     )
 
 
@@ -477,7 +697,7 @@ def _summarise(
     chunks. ``kurtosis`` (one per kept parameter, NaN where unknown) is the closed-form
     kurtosis the SD's Monte Carlo error is computed with (:func:`mcse_sd`)."""
     n_chains, n_draws = values.shape[:2]
-    names = ("posterior_mean", "posterior_sd", "mcse", "mcse_sd", "ess_bulk", "r_hat")
+    names = ("posterior_mean", "posterior_sd", "mcse", "mcse_sd", "ess_bulk", "r_hat", "ess_within")
     out = {name: np.full(keep.size, np.nan) for name in names}
     step = max(1, _CHUNK_ELEMENTS // (n_chains * n_draws))
     for start in range(0, keep.size, step):
@@ -489,6 +709,7 @@ def _summarise(
             out["posterior_sd"][part] = chunk.std(axis=(1, 2), ddof=1)
         mcse, ess_bulk, r_hat = mc_diagnostics(chunk)
         out["mcse"][part], out["ess_bulk"][part], out["r_hat"][part] = mcse, ess_bulk, r_hat
+        out["ess_within"][part] = ess_within(chunk)
         out["mcse_sd"][part] = mcse_sd(chunk, kurtosis=None if kurtosis is None else kurtosis[part])
     return out
 
@@ -544,6 +765,118 @@ def _exact_table_source(posterior, variables: list[str]) -> xr.Dataset:
     return xr.concat([means, sds], dim="moment")
 
 
+#: The reason of a row whose moments are exact and whose draws were not in the checked sample.
+EXACT_ONLY = "exact moments equal the closed form; this cell's draws were not in the checked sample"
+
+
+def _exact_moments_agree(table: pd.DataFrame) -> np.ndarray:
+    """Per row of an exact-moment table: whether its exact mean and SD equal the closed form
+    (to 1e-12, as :func:`_z_scores` judges a zero error); the Monte Carlo columns are then
+    emptied, to be filled for the sampled cells by :func:`_check_sampled_cells`."""
+    agree = ~(np.abs(table["z"].to_numpy()) > 0) & ~(np.abs(table["z_sd"].to_numpy()) > 0)
+    for column in ("mcse", "mcse_sd", "ess_bulk", "r_hat", "ess_within", "z", "z_sd"):
+        table[column] = np.nan
+    return agree
+
+
+def _sampled_draws(est, posterior, variables: list[str]) -> tuple[xr.Dataset, np.ndarray]:
+    """Draws of a seeded sample of features (all of their cells, every chain and draw), at
+    most :data:`SAMPLE_VALUES` values: from ``idata_`` where it has been materialised (they
+    are then the very draws the fit holds), else drawn by the fit's exact sampler with the
+    fit's seed (:meth:`bayesgen.posterior.ConjugatePosterior.draws`). Also the sampled
+    features' positions."""
+    sizes = posterior.estimates.sizes
+    dims = {name: posterior.variables[name] for name in variables}
+    per_feature = sum(
+        int(np.prod([sizes[d] for d in var_dims if d not in ("feature", "feature2")]))
+        * (2 if "feature2" in var_dims else 1)
+        for var_dims in dims.values()
+        if "feature" in var_dims
+    )
+    n_features = sizes.get("feature", 0)
+    budget = SAMPLE_VALUES // (posterior.chains * posterior.draws_per_chain)
+    n_sampled = int(np.clip(budget // max(per_feature, 1), 1, max(n_features, 1)))
+    rng = np.random.default_rng([posterior.random_seed, 0x5A3])
+    chosen = np.sort(rng.choice(n_features, size=min(n_sampled, n_features), replace=False))
+    held = est.__dict__.get("_idata")
+    tree = held.made if isinstance(held, Lazy) else held
+    if tree is not None:
+        draws = tree["posterior"].to_dataset()[variables]
+        subset = {dim: chosen for dim in ("feature", "feature2") if dim in draws.dims}
+        return draws.isel(subset), chosen
+    labels = posterior.estimates["feature"].values[chosen]
+    draws = posterior.draws(
+        posterior.draws_per_chain,
+        chains=posterior.chains,
+        var_names=variables,
+        features=labels,
+        dtype=posterior.dtype,
+    )
+    return draws, chosen
+
+
+def _check_sampled_cells(table: pd.DataFrame, checks, sample) -> int:
+    """Fill the Monte Carlo columns and z of the sampled cells' rows from their draws (in
+    place) and mark the other rows :data:`EXACT_ONLY`; the number of rows checked."""
+    draws, chosen = sample
+    checked = np.zeros(len(table), dtype=bool)
+    start = 0
+    for block, n_rows in checks:
+        rows = slice(start, start + n_rows)
+        start += n_rows
+        var_dims = draws[block.variable].dims[2:]
+        shape = np.shape(block.keep)
+        index = np.ix_(
+            *(
+                chosen if dim in ("feature", "feature2") else np.arange(size)
+                for dim, size in zip(var_dims, shape, strict=True)
+            )
+        )
+        sub_block = _sub_expected(block, index)
+        frame = block_frame(sub_block, draws, None)
+        full_flat = np.ravel_multi_index(np.broadcast_arrays(*index), shape).ravel()
+        full_rows = np.searchsorted(
+            np.flatnonzero(np.asarray(block.keep).ravel()),
+            full_flat[np.flatnonzero(np.asarray(sub_block.keep).ravel())],
+        )
+        positions = np.arange(len(table))[rows][full_rows]
+        for column in ("posterior_mean", "posterior_sd", "mcse", "mcse_sd", "ess_bulk"):
+            table.loc[positions, column] = frame[column].to_numpy()
+        for column in ("r_hat", "ess_within", "z", "z_sd"):
+            table.loc[positions, column] = frame[column].to_numpy()
+        checked[positions] = True
+    render.add_reason(table, ~checked, EXACT_ONLY)
+    return int(checked.sum())
+
+
+def _sub_expected(block: Expected, index: tuple) -> Expected:
+    """``block`` restricted to the cells ``index`` (an ``np.ix_`` of its full shape)."""
+    shape = np.shape(block.keep)
+
+    def part(array):
+        if array is None or np.ndim(array) != len(shape):
+            return array
+        return np.asarray(array)[index]
+
+    return replace(
+        block,
+        **{
+            name: part(getattr(block, name))
+            for name in (
+                "keep",
+                "closed_form",
+                "closed_form_sd",
+                "mle",
+                "expected_map",
+                "hide_map",
+                "unbounded",
+                "closed_form_kurtosis",
+            )
+        },
+        reasons=tuple(part(reason) for reason in block.reasons),
+    )
+
+
 def _exact_summary(moments: np.ndarray, keep: np.ndarray) -> dict[str, np.ndarray]:
     """:func:`_summarise`'s columns from exact moments: no Monte Carlo error."""
     n = keep.size
@@ -554,6 +887,7 @@ def _exact_summary(moments: np.ndarray, keep: np.ndarray) -> dict[str, np.ndarra
         "mcse_sd": np.zeros(n),
         "ess_bulk": np.full(n, np.inf),
         "r_hat": np.ones(n),
+        "ess_within": np.full(n, np.inf),
     }
 
 

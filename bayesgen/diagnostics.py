@@ -148,16 +148,52 @@ def _autocov(draws: np.ndarray) -> np.ndarray:
     return irfft(spectrum * np.conjugate(spectrum), n=size, axis=-1)[..., :n_draws] / n_draws
 
 
-def _ess(draws: np.ndarray) -> np.ndarray:
+def ess_within(draws: np.ndarray) -> np.ndarray:
+    """Bulk ESS from the chains' own autocorrelation only, without the between-chain variance.
+
+    For a correct posterior it estimates the same ESS as the bulk ESS; a chain whose mean is
+    off does not lower it (the bulk ESS falls). It sets the spread that R-hat shows by chance
+    (:func:`rhat_limit`), which must not widen because a chain is off.
+
+    Parameters
+    ----------
+    draws : ndarray of shape (n_parameters, n_chains, n_draws)
+
+    Returns
+    -------
+    ndarray of shape (n_parameters,)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayesgen.diagnostics import ess_within, mc_diagnostics
+    >>> draws = np.random.default_rng(0).normal(size=(1, 4, 500))
+    >>> draws[0, 0] += 1.0  # one chain off by an SD: the bulk ESS collapses, this does not
+    >>> bool(mc_diagnostics(draws)[1][0] < 200), bool(ess_within(draws)[0] > 1500)
+    (True, True)
+    """
+    draws = np.asarray(draws, dtype=np.float64)
+    n_params, _, n_draws = draws.shape
+    if n_draws < 4 or n_params == 0:
+        return np.full(n_params, np.nan)
+    finite = np.isfinite(draws).all(axis=(1, 2))
+    draws = np.where(finite[:, None, None], draws, 0.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ess = _ess(_z_scale(_split_chains(draws)), between=False)
+    return np.where(finite, ess, np.nan)
+
+
+def _ess(draws: np.ndarray, *, between: bool = True) -> np.ndarray:
     """Effective sample size of (parameter, chain, draw) draws, with Geyer's initial positive
-    and monotone sequences, as ArviZ's ``_ess``."""
+    and monotone sequences, as ArviZ's ``_ess``; without the between-chain variance in the
+    denominator where ``between`` is False (see :func:`ess_within`)."""
     n_params, n_chains, n_draws = draws.shape
     size = n_chains * n_draws
     constant = np.ptp(draws, axis=(1, 2)) < np.finfo(np.float64).resolution
     acov = _autocov(draws)
     mean_var = acov[:, :, 0].mean(axis=1) * n_draws / (n_draws - 1.0)
     var_plus = mean_var * (n_draws - 1.0) / n_draws
-    if n_chains > 1:
+    if n_chains > 1 and between:
         var_plus = var_plus + draws.mean(axis=-1).var(axis=1, ddof=1)
     rho = 1.0 - (mean_var[:, None] - acov.mean(axis=1)) / var_plus[:, None]
     rho[:, 0] = 1.0
@@ -177,3 +213,82 @@ def _ess(draws: np.ndarray) -> np.ndarray:
     ess = size / tau
     ess = np.where(np.isnan(rho).any(axis=1), np.nan, ess)
     return np.where(constant, float(size), ess)
+
+
+# --------------------------------------------------------------------------------------------
+# Family-wise limits: how far a correct posterior's R-hat and ESS stray by chance.
+
+#: Relative error of a bulk ESS estimate: sd(log ESS_hat / ESS) ≈ ESS_ERROR / √ESS. Measured on
+#: AR(1) chains of known ESS (2 and 4 chains × 1,000 and 2,000 draws, ρ from 0 to 0.8):
+#: 2.65-3.0; the limit uses the upper end.
+ESS_ERROR = 3.0
+
+
+def rhat_limit(
+    ess: np.ndarray, *, chains: int, draws: int, n_parameters: int, rate: float
+) -> np.ndarray:
+    """The R-hat a correct posterior exceeds with probability ``rate`` over ``n_parameters``.
+
+    Split into 2·``chains`` chains of n = ``draws`` // 2 draws, a parameter whose draws have
+    bulk effective sample size E has chain means spread as (E / (m n))⁻¹ χ²_{m−1} / (m − 1)
+    around their mean, m = 2·chains; with the within-chain variance W ≈ σ², R̂² = 1 +
+    m F / E − 1 / n, F ~ χ²_{m−1} / (m − 1). The limit puts F at its 1 − rate / (2P) quantile:
+    P parameters, and two R-hats each (bulk and folded) whose larger one is reported.
+
+    Parameters
+    ----------
+    ess : ndarray
+        Bulk ESS of each parameter (its own: a parameter that mixes slowly has a wider
+        null spread). Where it is low the limit is loose, but such a parameter fails the ESS
+        check instead.
+    chains, draws : int
+        Chains and draws per chain.
+    n_parameters : int
+        Parameters checked (the family).
+    rate : float
+        Family-wise false-alarm rate.
+
+    Returns
+    -------
+    ndarray
+        The limit per parameter (NaN where ``ess`` is NaN or there is one chain).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayesgen.diagnostics import rhat_limit
+    >>> # 4 chains x 1,000 draws at ESS 2,000: 1.01 for one parameter, above it for 40,000
+    >>> rhat_limit(np.array([2000.0]), chains=4, draws=1000, n_parameters=1, rate=1e-3).round(4)
+    array([1.0073])
+    >>> rhat_limit(np.array([2000.0]), chains=4, draws=1000, n_parameters=40_000, rate=1e-3)
+    array([1.01400...])
+    """
+    from scipy.stats import chi2
+
+    ess = np.asarray(ess, dtype=np.float64)
+    if chains < 2:
+        return np.full(ess.shape, np.nan)
+    m, n = 2 * chains, max(draws // 2, 1)
+    spread = chi2.isf(rate / (2.0 * max(n_parameters, 1)), m - 1) / (m - 1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.sqrt(np.maximum(1.0 + m * spread / ess - 1.0 / n, 1.0))
+
+
+def ess_limit(target: float, *, n_parameters: int, rate: float) -> float:
+    """The bulk ESS below which a parameter's ESS is credibly under ``target``.
+
+    An estimate of ESS E scatters as log(Ê / E) ~ N(0, (:data:`ESS_ERROR` / √E)²), so at
+    E = ``target`` the lowest of P estimates falls below target · exp(−z · ESS_ERROR /
+    √target), z = Φ⁻¹(1 − rate / P), with probability ``rate``.
+
+    Examples
+    --------
+    >>> from bayesgen.diagnostics import ess_limit
+    >>> round(ess_limit(400.0, n_parameters=1, rate=1e-3)), round(
+    ...     ess_limit(400.0, n_parameters=40_000, rate=1e-3))
+    (252, 173)
+    """
+    from scipy.special import ndtri
+
+    z = float(ndtri(1.0 - rate / max(n_parameters, 1)))
+    return float(target * np.exp(-z * ESS_ERROR / np.sqrt(target)))

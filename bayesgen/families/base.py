@@ -355,6 +355,16 @@ class Family:
         """
         return []
 
+    def joint_statistics(
+        self, estimates: xr.Dataset, posterior: xr.Dataset, *, alpha, class_alpha: float
+    ) -> list:
+        """Statistics of each whole draw with an exact law under the posterior (default:
+        none): a list of :class:`bayesgen.joint_statistics.JointStatistic`, which
+        :func:`bayesgen.compare` checks for location and spread. They see what the marginal
+        checks cannot: e.g. every concentration 10 % off (see
+        :mod:`bayesgen.joint_statistics`)."""
+        return []
+
     # -- exact leave-one-out (bayesgen.loo) -----------------------------------------------
 
     def loo_log_joint(

@@ -526,6 +526,63 @@ class NaiveBayesFamily(Family):
         """
         raise NotImplementedError
 
+    #: Most ψ evaluations (cells × draws) for the hyperprior's per-draw joint statistic.
+    JOINT_BUDGET = 50_000_000
+
+    def joint_statistics(
+        self, estimates: xr.Dataset, posterior: xr.Dataset, *, alpha, class_alpha: float
+    ) -> list:
+        """Σ log π and Σ log θ of each draw under their exact Dirichlet (Beta) law; under a
+        hyperprior on λ, Σ log θ given each draw's own λ (see
+        :mod:`bayesgen.joint_statistics`)."""
+        from bayesgen import joint_statistics as joint
+
+        class_prob = posterior["class_prob"].values
+        statistics = [
+            joint.fixed_statistic(
+                "Σ log class_prob",
+                "class_prob",
+                class_prob,
+                class_alpha + estimates["class_count"].values.astype(np.float64),
+            )
+        ]
+        draws = posterior["feature_prob"].values
+        if self.concentrations(estimates, posterior=True)[2]:  # a Beta pair: (φ, 1 − φ)
+            draws = np.stack([draws, 1.0 - draws], axis=-1)
+        if isinstance(alpha, hyperprior.AlphaPosterior):
+            if "alpha" not in posterior:
+                return statistics
+            one = self._concentration_at(estimates, 1.0)
+            per_lambda = self._concentration_at(estimates, 2.0) - one
+            if one.size * class_prob.shape[0] * class_prob.shape[1] > self.JOINT_BUDGET:
+                return statistics
+            statistics.append(
+                joint.conditional_statistic(
+                    "Σ log feature_prob given λ",
+                    "feature_prob",
+                    draws,
+                    one - per_lambda,
+                    per_lambda,
+                    posterior["alpha"].values,
+                )
+            )
+            return statistics
+        statistics.append(
+            joint.fixed_statistic(
+                "Σ log feature_prob",
+                "feature_prob",
+                draws,
+                self._concentration_at(estimates, alpha),
+            )
+        )
+        return statistics
+
+    def _concentration_at(self, estimates: xr.Dataset, alpha) -> np.ndarray:
+        """The posterior concentration of ``feature_prob`` with λ = ``alpha``."""
+        at = estimates.copy()
+        at.attrs = {**estimates.attrs, "alpha": alpha}
+        return self.concentrations(at, posterior=True)[1]
+
     # -- exact leave-one-out (bayesgen.loo) -----------------------------------------------
 
     def loo_log_joint(
