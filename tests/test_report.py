@@ -345,7 +345,11 @@ def test_report_states_the_fitted_smoothing(mnb_report, text_data, tmp_path):
     X, y, X_test, y_test = text_data
     classes = np.unique(y)
     per_class = MultinomialNB(
-        alpha=[0.25, 4.0], inference="conjugate", compute_map=False, draws=50, random_seed=0
+        alpha={classes[1]: 4.0, classes[0]: 0.25},  # by class label
+        inference="conjugate",
+        compute_map=False,
+        draws=50,
+        random_seed=0,
     ).fit(X, y)
     text = report(per_class, tmp_path, X_test, y_test).read_text(encoding="utf-8")
     expected = html.escape(f"{classes[0]}: 0.25, {classes[1]}: 4")
