@@ -849,14 +849,30 @@ def _features(table, args, *, exclude, binary: bool = False, estimator=None):
     text = [str(c) for c in columns if not _is_numeric(frame[c])]
     if text:
         raise ValueError(
-            f"data: columns {text[:10]} are not numeric; choose numeric columns with --features, "
-            "or pass a column of raw text as --text-column."
+            f"data: columns {text[:10]} are not numeric{_first_word(frame[text[0]])}; choose "
+            "numeric columns with --features, or pass a column of raw text as --text-column."
         )
     for column in columns:
         missing = np.flatnonzero(frame[column].isna().to_numpy())
         if missing.size:
             raise ValueError(f"data: column {column!r} has no value in {_rows(missing)}.")
     return frame, None
+
+
+def _first_word(series) -> str:
+    """Where a column that should hold numbers first holds something else, e.g. a missing
+    value written "NA" (only an empty field is missing, :func:`bayesgen.datasets.read_table`)."""
+    import pandas as pd
+
+    numbers = pd.to_numeric(series, errors="coerce")
+    words = np.flatnonzero((numbers.isna() & series.notna()).to_numpy())
+    if not words.size:
+        return ""
+    word = series.iloc[words[0]]
+    said = f": {series.name!r} holds {word!r} in {_rows(words[:1])}"
+    if str(word).strip().lower() in {"na", "n/a", "nan", "null", "none", "#n/a", "<na>"}:
+        said += ", and only an empty field is a missing value"
+    return said
 
 
 def _is_numeric(series) -> bool:

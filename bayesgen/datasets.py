@@ -120,7 +120,9 @@ def read_table(
     two fields, so a quote character inside a message is read as itself (pandas' default
     quoting would join the lines between two stray quotes into one field, losing rows
     silently). A CSV file is read with the usual double-quote quoting; a field that then
-    holds a line break is warned about, since a stray quote has the same effect there.
+    holds a line break is warned about, since a stray quote has the same effect there. In
+    both, only an empty field is a missing value: "NA", "None" or "null" stay text (pandas
+    would read them as missing, and a message "NA" would become no text at all).
 
     Parameters
     ----------
@@ -252,7 +254,15 @@ def _read_text_table(path: Path, *, sep: str, names: list[str] | None) -> pd.Dat
     # TSV has no quoting: a quote is a character of its field (see read_table).
     quoting = csv.QUOTE_MINIMAL if sep == "," else csv.QUOTE_NONE
     try:
-        frame = pd.read_csv(path, sep=sep, quoting=quoting, header=None if names else "infer")
+        frame = pd.read_csv(
+            path,
+            sep=sep,
+            quoting=quoting,
+            header=None if names else "infer",
+            # Only an empty field is missing: a message "NA", "None" or "null" is text.
+            keep_default_na=False,
+            na_values=[""],
+        )
     except pd.errors.EmptyDataError:
         raise ValueError(f"data: {str(path)!r} is empty (no header, no rows).") from None
     except UnicodeDecodeError as error:
@@ -284,12 +294,13 @@ def _warn_line_breaks(frame: pd.DataFrame, path: Path) -> None:
         broken = np.flatnonzero(values.astype(str).str.contains("[\r\n]", regex=True).to_numpy())
         if broken.size:
             rows = ", ".join(str(row + 1) for row in broken[:5])
-            noun = "field" if broken.size == 1 else "fields"
+            one = broken.size == 1
             warnings.warn(
-                f"data: {broken.size} {noun} of column {str(column)!r} in {str(path)!r} hold a "
-                f"line break (data rows {rows}{', ...' if broken.size > 5 else ''}, counting "
-                "from 1 after the header): quoted line breaks, or a stray quote character "
-                "that joined several lines into one field.",
+                f"data: {broken.size} {'field' if one else 'fields'} of column {str(column)!r} "
+                f"in {str(path)!r} {'holds' if one else 'hold'} a line break (data "
+                f"{'row' if one else 'rows'} {rows}{', ...' if broken.size > 5 else ''}, "
+                "counting from 1 after the header): a quoted line break, or a stray quote "
+                "character that joined several lines into one field.",
                 UserWarning,
                 stacklevel=3,
             )

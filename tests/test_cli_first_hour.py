@@ -99,9 +99,28 @@ def test_csv_field_holding_a_line_break_is_warned_about(tmp_path):
         table = read_table(path)
     assert len(table) == 3  # what a stray quote does: three lines joined into one field
     assert str(caught[0].message) == (
-        f"data: 1 field of column 'text' in {str(path)!r} hold a line break (data rows 2, "
-        "counting from 1 after the header): quoted line breaks, or a stray quote character "
+        f"data: 1 field of column 'text' in {str(path)!r} holds a line break (data row 2, "
+        "counting from 1 after the header): a quoted line break, or a stray quote character "
         "that joined several lines into one field."
+    )
+
+
+def test_words_pandas_takes_for_missing_stay_text(tmp_path):
+    path = tmp_path / "sms.tsv"
+    path.write_text("label\ttext\tcount\nham\tNA\t1\nham\tNone\t\nspam\tnull\t2\n")
+    table = read_table(path)
+    assert table["text"].tolist() == ["NA", "None", "null"]
+    assert table["count"].isna().tolist() == [False, True, False]  # an empty field is missing
+
+
+def test_a_number_column_holding_na_says_where(tmp_path, capsys):
+    path = tmp_path / "counts.csv"
+    path.write_text("label,x,y\nham,1,2\nspam,NA,3\nham,2,1\n")
+    assert main(["fit", "multinomial", str(path), "--target", "label", *FAST]) == 2
+    assert _error_line(capsys) == (
+        "bayesgen fit: error: data: columns ['x'] are not numeric: 'x' holds 'NA' in data row 2 "
+        "(counting from 1 after the header), and only an empty field is a missing value; choose "
+        "numeric columns with --features, or pass a column of raw text as --text-column."
     )
 
 

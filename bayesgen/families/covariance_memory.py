@@ -9,10 +9,16 @@ once, from the shape of X alone.
 
 from __future__ import annotations
 
+import contextlib
+import math
 import os
-import resource
 
 import numpy as np
+
+try:
+    import resource
+except ImportError:  # Windows
+    resource = None
 
 #: D × D float64 arrays the statistics and closed forms hold per covariance (the scatter, the
 #: MLE, the prior scale, the posterior scale and mean, the precision of the linear form) with
@@ -22,20 +28,22 @@ CLOSED_FORM_COPIES = 8
 GIB = 2.0**30
 
 
-def memory_limit() -> int:
+def memory_limit() -> float:
     """Bytes of memory this process may use: the machine's physical memory, or less where a
-    container (cgroup v2 ``memory.max``) or ``RLIMIT_AS`` allows less."""
-    limits = [os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")]
-    try:
+    container (cgroup v2 ``memory.max``) or ``RLIMIT_AS`` allows less; infinite where the
+    system says none of these (then nothing is refused)."""
+    limits = [math.inf]
+    with contextlib.suppress(AttributeError, ValueError, OSError):  # no sysconf (Windows)
+        limits.append(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
+    with contextlib.suppress(OSError):  # no cgroup v2 limit to read (macOS, cgroup v1)
         with open("/sys/fs/cgroup/memory.max") as cgroup:
             text = cgroup.read().strip()
-        if text.isdigit():
+        if text.isdigit():  # else "max": no limit
             limits.append(int(text))
-    except OSError:
-        pass  # no cgroup v2 limit to read (macOS, cgroup v1, a sandbox)
-    soft, _ = resource.getrlimit(resource.RLIMIT_AS)
-    if soft != resource.RLIM_INFINITY:
-        limits.append(soft)
+    if resource is not None:
+        soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+        if soft != resource.RLIM_INFINITY:
+            limits.append(soft)
     return min(limits)
 
 
