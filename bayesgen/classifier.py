@@ -398,7 +398,7 @@ class GenerativeClassifier(GenerativeWorkflow, ClassifierMixin, BaseEstimator):
         }
         if self.inference == "conjugate":
             return inference.conjugate_posterior(stats, **common)
-        return inference.sample_nuts(
+        idata = inference.sample_nuts(
             self._build_model(stats),
             var_names=list(self._family.parameter_dims(stats)),
             tune=self.tune,
@@ -409,6 +409,27 @@ class GenerativeClassifier(GenerativeWorkflow, ClassifierMixin, BaseEstimator):
             stats=stats,
             **common,
         )
+        self._warn_unconverged(idata)
+        return idata
+
+    def _warn_unconverged(self, idata: xr.DataTree) -> None:
+        """Warn, as PyMC does after sampling, where compare() will fail the sampler: the
+        family-wise R-hat and ESS limits of :mod:`bayesgen.diagnostics`."""
+        from bayesgen.diagnostics import convergence_problems
+
+        posterior = idata["posterior"]
+        diverging = idata["sample_stats"].get("diverging") if "sample_stats" in idata else None
+        problems = convergence_problems(
+            {name: posterior[name].values for name in posterior.data_vars},
+            divergences=0 if diverging is None else int(diverging.values.sum()),
+        )
+        if problems:
+            warnings.warn(
+                f"NUTS did not converge: {'; '.join(problems)}. compare() will fail these "
+                "draws; run longer (more tune and draws) or raise target_accept.",
+                UserWarning,
+                stacklevel=5,
+            )
 
     def _find_map(self, stats: xr.Dataset) -> xr.Dataset:
         """The MAP point: the exact mode wherever the prior is conjugate, else PyMC's

@@ -286,3 +286,37 @@ def test_the_sample_of_draws_is_seeded(large_fit):
     xr.testing.assert_equal(
         xr.DataArray(first["z"].to_numpy()), xr.DataArray(second["z"].to_numpy())
     )
+
+
+# --------------------------------------------------------------------------------------------
+# Warned at fit, as PyMC warns.
+
+
+@pytest.mark.filterwarnings("ignore:NUTS. draws=")
+def test_a_nuts_fit_that_did_not_converge_warns_at_fit():
+    from conftest import multinomial_data
+
+    X, y = multinomial_data()
+    with pytest.warns(UserWarning, match="NUTS did not converge: .*bulk ESS below"):
+        MultinomialNB(
+            inference="nuts",
+            tune=5,
+            draws=10,
+            chains=2,
+            random_seed=0,
+            compute_map=False,
+            prior_draws=0,
+        ).fit(X, y)
+
+
+def test_convergence_problems_name_the_variable_and_count():
+    from bayesgen.diagnostics import convergence_problems
+
+    rng = np.random.default_rng(0)
+    good = {"class_prob": rng.normal(size=(4, 500, 2)), "mu": rng.normal(size=(4, 500, 3, 2))}
+    assert convergence_problems(good) == []
+    bad = {**good, "mu": good["mu"].copy()}
+    bad["mu"][1, :, 0, 0] += 2.0
+    problems = convergence_problems(bad, divergences=1)
+    assert problems[0] == "1 divergent transition"
+    assert "1 parameter of mu with R-hat above its family-wise limit" in problems
