@@ -708,6 +708,16 @@ def _run_report(args: argparse.Namespace) -> int:
         raise ValueError("--target: only with --data (the class column of the held-out data).")
     if args.data and not args.target:
         raise ValueError("--target: required with --data (the class column).")
+    table_options = {
+        "--text-column": args.text_column,
+        "--features": args.features,
+        "--format": args.file_format,
+        "--no-header": args.no_header or None,
+        "--columns": args.columns,
+    }
+    given = [option for option, value in table_options.items() if value is not None]
+    if given and not args.data:
+        raise ValueError(f"{given[0]}: only with --data (it says how to read the held-out data).")
     estimator = io.load(args.model_file)
     X_test = y_test = None
     if args.data:

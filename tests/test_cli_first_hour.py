@@ -326,6 +326,18 @@ def test_options_the_model_takes_are_applied(tmp_path, texts_csv):
     assert (params["alpha"], params["prior_mean"], params["binarize"]) == (0.25, "pooled", 0.5)
 
 
+@pytest.mark.parametrize(
+    "options", [["--format", "tsv"], ["--text-column", "text"], ["--no-header", "--columns", "a"]]
+)
+def test_report_refuses_table_options_without_data(options, tmp_path, capsys):
+    argv = ["report", str(tmp_path / "absent.nc"), "--output-dir", str(tmp_path / "r")]
+    assert main([*argv, *options]) == 2
+    assert _error_line(capsys) == (
+        f"bayesgen report: error: {options[0]}: only with --data (it says how to read the "
+        "held-out data)."
+    )
+
+
 # --------------------------------------------------------------------------------------------
 # Messages that say what is wrong.
 
