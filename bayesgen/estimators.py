@@ -282,7 +282,7 @@ class CategoricalNB(NaiveBayesClassifier):
     >>> clf.fit(X, y).n_categories_.tolist()
     [3, 2]
     >>> clf.predict_proba([[1, 0]]).round(2)
-    array([[0.18, 0.82]])
+    array([[0.19, 0.81]])
     """
     )
 
