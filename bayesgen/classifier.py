@@ -578,7 +578,9 @@ class GenerativeClassifier(GenerativeWorkflow, ClassifierMixin, BaseEstimator):
         TypeError, ValueError
             For a ``prob`` that is not a number, or not in (0, 1).
         """
-        _check_probability(prob)
+        from bayesgen.params import check_probability
+
+        check_probability(prob, "prob")
         draws = self.predict_proba_draws(X).values
         tail = (1 - prob) / 2
         lower, upper = _draw_quantiles(draws.reshape(-1, *draws.shape[2:]), [tail, 1 - tail])
@@ -663,20 +665,6 @@ def _draw_quantiles(samples: np.ndarray, probs) -> np.ndarray:
             )
             out = np.concatenate(list(quantiles), axis=1)
     return out.reshape(len(probs), *samples.shape[1:])
-
-
-def _check_probability(prob) -> None:
-    """``prob`` of an interval: a real number in (0, 1) (not a string, array or None, whose
-    comparisons would fail with Python's or NumPy's own words)."""
-    from bayesgen.params import is_real
-
-    if not is_real(prob):
-        raise TypeError(
-            f"prob: expected a probability in (0, 1), a number such as 0.9; got {prob!r} "
-            f"({type(prob).__name__})."
-        )
-    if not 0 < prob < 1:  # NaN fails this too
-        raise ValueError(f"prob: expected a probability in (0, 1); got {prob!r}.")
 
 
 def _n_columns(X) -> int | None:

@@ -169,6 +169,32 @@ def random_generator(random_seed, name: str = "random_seed") -> np.random.Genera
     return np.random.default_rng(random_seed)
 
 
+def check_probability(value, name: str = "prob") -> None:
+    """Refuse ``value`` unless it is a real number in (0, 1), the mass of a credible interval
+    (not a string, array or None, whose comparisons would fail in Python's or NumPy's words).
+
+    Examples
+    --------
+    >>> from bayesgen.params import check_probability
+    >>> check_probability(0.9)
+    >>> check_probability("0.9")
+    Traceback (most recent call last):
+        ...
+    TypeError: prob: expected a probability in (0, 1), a number such as 0.9; got '0.9' (str).
+    >>> check_probability(1.5)
+    Traceback (most recent call last):
+        ...
+    ValueError: prob: expected a probability in (0, 1); got 1.5.
+    """
+    if not is_real(value):
+        raise TypeError(
+            f"{name}: expected a probability in (0, 1), a number such as 0.9; got {value!r} "
+            f"({type(value).__name__})."
+        )
+    if not 0 < value < 1:  # NaN fails this too
+        raise ValueError(f"{name}: expected a probability in (0, 1); got {value!r}.")
+
+
 @dataclass(frozen=True)
 class InstanceOf:
     cls: type
