@@ -807,7 +807,7 @@ def log_evidence(estimates: xr.Dataset) -> float:
 
         lnΓ(O λ) − lnΓ(T + O λ) + Σ_o [lnΓ(c_o + λ) − lnΓ(λ)];
 
-    see :doc:`maths` ("The evidence") for all the formulas.
+    see :doc:`/maths` ("The evidence") for all the formulas.
 
     With a hyperprior on λ (``alpha_prior=(shape, rate)``) λ is integrated out too:
     log p(y | a) + log ∫ p(X | y, λ) Gamma(λ; shape, rate) dλ, the one-dimensional integral

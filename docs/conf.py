@@ -38,7 +38,7 @@ version = release = bayesgen.__version__
 extensions = [
     "myst_parser",
     "sphinx.ext.autodoc",
-    "sphinx.ext.autosummary",  # numpydoc loads it anyway; it must not generate stub pages
+    "sphinx.ext.autosummary",  # one page per public object, as scikit-learn, PyMC and ArviZ
     "sphinx.ext.mathjax",
     "sphinx-mathjax-offline",  # its module name has hyphens: MathJax 3.2.2, no CDN
     "sphinx.ext.viewcode",
@@ -46,21 +46,27 @@ extensions = [
     "sphinx_copybutton",
 ]
 
-source_suffix = {".md": "markdown"}
+# The pages are Markdown; autosummary writes its stub pages (docs/generated/, git-ignored) as
+# reStructuredText.
+source_suffix = {".md": "markdown", ".rst": "restructuredtext"}
 root_doc = "index"
-exclude_patterns = ["_build", "_scripts", ".gitignore", "Thumbs.db", ".DS_Store"]
-templates_path: list[str] = []
+exclude_patterns = ["_build", "_scripts", "_templates", ".gitignore", "Thumbs.db", ".DS_Store"]
+templates_path = ["_templates"]
 
 # MyST: $...$ and $$...$$ maths, amsmath environments (align, ...), ::: fences.
 myst_enable_extensions = ["dollarmath", "amsmath", "colon_fence", "deflist"]
 myst_heading_anchors = 3
 myst_dmath_double_inline = True
 
-# autodoc / numpydoc. Members are listed explicitly on the API page, so numpydoc does not
-# generate autosummary tables of class members (which would need stub pages).
+# autodoc / numpydoc. The API page lists every public object in autosummary tables, and
+# autosummary writes one page per object into docs/generated/ at each build, from the templates
+# in _templates/autosummary/ (a class's page documents its public methods; an estimator's
+# also those it inherits from bayesgen's shared classes, not scikit-learn's). numpydoc's own
+# tables of class members are off: the class page already documents them.
 autodoc_typehints = "none"  # the numpydoc "Parameters" sections already give the types
 autodoc_member_order = "bysource"
-autosummary_generate = False
+autosummary_generate = True
+autosummary_generate_overwrite = True
 numpydoc_show_class_members = False
 numpydoc_show_inherited_class_members = False
 numpydoc_class_members_toctree = False
@@ -82,6 +88,9 @@ html_theme_options = {
     "footer_start": ["copyright"],
     "footer_end": ["sphinx-version", "theme-version"],
 }
+# No left sidebar: the top bar already lists every page, and the theme's empty section
+# navigation there took a fifth of the width, squeezing every page's text to ~620 px.
+html_sidebars: dict[str, list[str]] = {"**": []}
 # Without a default mode the theme's script logs "Got invalid theme mode" on a first visit.
 html_context = {"default_mode": "auto"}
 html_show_sourcelink = False
@@ -124,7 +133,19 @@ def _resolve_short_name(app, env, node, contnode):
     )
 
 
+def _skip_metadata_requests(app, what, name, obj, skip, options):
+    """Leave out scikit-learn's metadata-routing setters (``set_fit_request``, ...).
+
+    scikit-learn adds them to each estimator class itself, so ``:members:`` would document
+    them on every class page, with docstrings that cite scikit-learn's own user guide.
+    """
+    if name.startswith("set_") and name.endswith("_request"):
+        return True
+    return None
+
+
 def setup(app):
     app.connect("config-inited", _make_gallery, priority=100)
+    app.connect("autodoc-skip-member", _skip_metadata_requests)
     app.connect("missing-reference", _resolve_short_name)
     return {"parallel_read_safe": True}

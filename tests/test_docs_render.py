@@ -27,6 +27,14 @@ ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
 BUILD_TIMEOUT_S = 600  # a guard only: the build takes 30-60 s
 MATHJAX_TIMEOUT_S = 30
+#: The narrowest main text allowed in the browser's 1280 px window: an empty left sidebar once
+#: squeezed every page to ~620 px, with a third of the window blank.
+MIN_ARTICLE_WIDTH = 800
+#: A gallery figure is shown at least at this fraction of the size it was drawn at (its fonts
+#: are then at least ~7 px), and a click opens it at full size.
+MIN_FIGURE_SCALE = 0.5
+#: The API index lists the objects and links to a page for each: it stays short.
+MAX_API_INDEX_HEIGHT = 30_000
 
 # Facts about the loaded page, gathered in the browser after MathJax (if the page loads it) has
 # finished its first typesetting. Text inside code, scripts and MathJax's own output is skipped
@@ -47,10 +55,16 @@ function facts(mathjax) {
     },
   });
   const pattern = /\\[()\[\]]|\\begin\{|\\frac|\$\$/;
+  // A Markdown link that was not parsed (written inside reStructuredText, say): [text](page.md)
+  const markdownLink = /\[[^\]\n]+\]\([^)\s]+\)/;
+  const rawLinks = [];
   while (walker.nextNode()) {
     const text = walker.currentNode.nodeValue;
     if (pattern.test(text)) rawTex.push(text.trim().slice(0, 80));
+    const link = text.match(markdownLink);
+    if (link) rawLinks.push(link[0]);
   }
+  const article = document.querySelector("article") || main;
   const maths = Array.from(document.querySelectorAll(".math"));
   const own = (url) => url.startsWith("file:") || url.startsWith("data:") || url === "";
   const external = performance.getEntriesByType("resource").map((e) => e.name)
@@ -74,6 +88,17 @@ function facts(mathjax) {
     undefined_macros: Array.from(document.querySelectorAll("mjx-assistive-mml [mathcolor=red]"))
       .map((el) => el.textContent),
     raw_tex: rawTex,
+    raw_links: rawLinks,
+    article_width: article ? Math.round(article.getBoundingClientRect().width) : 0,
+    window_width: window.innerWidth,
+    height: document.documentElement.scrollHeight,
+    // Each image: its source, its width as shown and as drawn, and where clicking it leads.
+    figures: Array.from(document.images).map((img) => ({
+      src: img.getAttribute("src"),
+      shown: img.getBoundingClientRect().width,
+      natural: img.naturalWidth,
+      link: img.closest("a") ? img.closest("a").getAttribute("href") : null,
+    })),
     external: Array.from(new Set(external)),
   };
 }
@@ -150,6 +175,12 @@ def problems(facts: dict) -> list[str]:
     found += [f"TeX error in a formula: {error}" for error in facts["tex_errors"]]
     found += [f"undefined TeX macro: {macro}" for macro in facts["undefined_macros"]]
     found += [f"raw TeX shown: {text!r}" for text in facts["raw_tex"]]
+    found += [f"raw Markdown link shown: {link}" for link in facts["raw_links"]]
+    if facts["article_width"] < MIN_ARTICLE_WIDTH:
+        found.append(
+            f"text squeezed: the article is {facts['article_width']} px wide in a "
+            f"{facts['window_width']} px window (at least {MIN_ARTICLE_WIDTH})"
+        )
     found += [f"fetches from outside the site: {url}" for url in facts["external"]]
     found += [f"console error: {message}" for message in facts["console"]]
     return found
@@ -198,6 +229,54 @@ def test_mathjax_is_shipped_with_the_site_and_no_page_names_a_cdn(site):
     pages = [page for page in built_pages(site) if remote.search(page.read_text("utf-8"))]
     assert pages == []
     assert 'src="_static/mathjax/tex-chtml.js"' in (site / "maths.html").read_text("utf-8")
+
+
+def test_api_index_links_to_one_page_per_object(site, browser):
+    # As in scikit-learn, PyMC and ArviZ: the API page is an index of short tables, and each
+    # public object has a page of its own (autosummary's stub pages in generated/).
+    from test_doctests import documented_names
+
+    facts = look(browser, site / "api.html")
+    assert facts["height"] < MAX_API_INDEX_HEIGHT, facts["height"]
+    links = browser.execute_script(
+        "return Array.from(document.querySelectorAll('table.autosummary a.reference'))"
+        ".map((a) => a.getAttribute('href').split('#')[0]);"
+    )
+    documented = {f"{module}.{name}" for module, name in documented_names()}
+    assert len(set(links)) == len(links) > 100
+    assert {link.removeprefix("generated/").removesuffix(".html") for link in links} == documented
+    for link in links[:3] + links[-3:]:  # every page is opened by the first test
+        page = look(browser, site / link)
+        assert page["heading"].startswith(link.removeprefix("generated/").removesuffix(".html"))
+
+
+def test_estimator_page_documents_its_methods_and_not_scikit_learns(site):
+    page = (site / "generated" / "bayesgen.estimators.MultinomialNB.html").read_text("utf-8")
+    for method in ("fit", "predict_proba", "predict_proba_interval", "save", "pymc_model"):
+        assert f'id="bayesgen.estimators.MultinomialNB.{method}"' in page
+    assert 'id="bayesgen.estimators.MultinomialNB.get_params"' not in page
+
+
+def test_gallery_figures_are_readable_and_open_full_size(site, browser):
+    facts = look(browser, site / "gallery.html")
+    drawn = re.findall(r"^```\{figure\} (\S+)$", (DOCS / "gallery.md").read_text("utf-8"), re.M)
+    assert [figure["src"] for figure in facts["figures"]] == drawn
+    small = [
+        f"{figure['src']}: {figure['shown']:.0f} of {figure['natural']} px"
+        for figure in facts["figures"]
+        if figure["shown"] < MIN_FIGURE_SCALE * figure["natural"]
+    ]
+    assert small == []
+    assert [figure["link"] for figure in facts["figures"]] == drawn
+
+
+def test_landing_page_shows_code_and_a_picture(site, browser):
+    facts = look(browser, site / "index.html")
+    assert 'class="highlight-python' in (site / "index.html").read_text("utf-8")
+    assert [figure["src"] for figure in facts["figures"]] == [
+        "_static/gallery/posterior_vs_closed_form.png"
+    ]
+    assert problems(facts) == []
 
 
 # -- The checks catch what they should, on small synthetic pages ---------------------------------
@@ -290,3 +369,21 @@ def test_check_catches_a_script_error(tmp_path, browser):
     found = problems(look(browser, _page(tmp_path, "script.html", head=head, body="<p>Text</p>")))
     assert len(found) == 1 and found[0].startswith("console error:"), found
     assert "undefined_function" in found[0]
+
+
+def test_check_catches_squeezed_text(tmp_path, browser):
+    head = "<style>article { width: 620px; }</style>"
+    found = problems(look(browser, _page(tmp_path, "narrow.html", head=head, body="<p>Text</p>")))
+    assert found == [
+        f"text squeezed: the article is 620 px wide in a 1280 px window (at least "
+        f"{MIN_ARTICLE_WIDTH})"
+    ]
+
+
+def test_check_catches_a_raw_markdown_link(tmp_path, browser):
+    body = (
+        "<p>See [The Bayesian workflow](workflow.md).</p>"
+        "<pre>[a code block](may.md) shows one on purpose</pre>"
+    )
+    found = problems(look(browser, _page(tmp_path, "link.html", body=body)))
+    assert found == ["raw Markdown link shown: [The Bayesian workflow](workflow.md)"]

@@ -1,9 +1,9 @@
 """The Examples sections of the docstrings run, and every public name has one.
 
 Public: exported by ``bayesgen`` (its lazy ``__all__``) or documented on the API page
-(``docs/api.md``, its ``auto...`` directives). Every module of the package whose name has no
-``_`` part has its doctests run here, in a temporary folder (examples that write files write
-there) with matplotlib's Agg backend.
+(``docs/api.md``: its autosummary tables and ``auto...`` directives). Every module of the
+package whose name has no ``_`` part has its doctests run here, in a temporary folder
+(examples that write files write there) with matplotlib's Agg backend.
 """
 
 from __future__ import annotations
@@ -35,14 +35,22 @@ def public_modules() -> list[str]:
 
 
 def documented_names() -> list[tuple[str, str]]:
-    """(module, name) of every function, class and exception the API page renders, and of
-    every name the package exports. Module-level data (``autodata``) needs no example."""
+    """(module, name) of every object listed in the API page's autosummary tables (each has a
+    page of its own) or rendered by an ``auto...`` directive there, and of every name the
+    package exports. Module-level data (``autodata``) needs no example."""
     names = []
     module = None
-    for line in API_PAGE.read_text(encoding="utf-8").splitlines():
-        line = line.strip()
+    in_table = False
+    for raw in API_PAGE.read_text(encoding="utf-8").splitlines():
+        line = raw.strip()
+        if in_table and raw and not raw.startswith(" "):
+            in_table = False  # a table's entries are indented under the directive
         if found := re.match(r"\.\. currentmodule:: (\S+)$", line):
             module = found.group(1)
+        elif re.match(r"\.\. autosummary::$", line):
+            in_table = True
+        elif in_table and line and not line.startswith(":"):
+            names.append((module, line.lstrip("~")))
         elif found := re.match(r"\.\. auto(?:function|class|exception):: (\S+)$", line):
             names.append((module, found.group(1)))
     names += [(module, name) for name, module in bayesgen._LAZY.items()]
@@ -70,6 +78,8 @@ def test_api_page_lists_the_estimators_and_functions():
     assert ("bayesgen.estimators", "BernoulliNB") in names
     assert ("bayesgen.closed_form", "add_lambda") in names
     assert ("bayesgen.calibration", "sbc") in names
+    assert ("bayesgen.smoothing", "EvidenceBoundaryWarning") in names
+    assert ("bayesgen.generative", "TRACE_VARS") not in names  # data, rendered by autodata
     assert len(names) > 100
 
 
