@@ -9,6 +9,7 @@ their parameters, their family and their fitted attributes.
 
 from __future__ import annotations
 
+import sys
 import warnings
 from pathlib import Path
 from typing import ClassVar
@@ -398,6 +399,18 @@ class GenerativeClassifier(GenerativeWorkflow, ClassifierMixin, BaseEstimator):
         }
         if self.inference == "conjugate":
             return inference.conjugate_posterior(stats, **common)
+        from bayesgen.progress import show_progress
+
+        progressbar = show_progress(self.progressbar)
+        if progressbar:
+            # PyMC compiles before its progress bar appears: say why nothing moves yet.
+            print(
+                f"bayesgen: compiling the {self._family.name} model's NUTS graph (up to a "
+                "minute the first time for this shape, seconds once cached), then sampling "
+                f"{self.chains} chains x ({self.tune} tune + {self.draws} draws)...",
+                file=sys.stderr,
+                flush=True,
+            )
         idata = inference.sample_nuts(
             self._build_model(stats),
             var_names=list(self._family.parameter_dims(stats)),
@@ -405,7 +418,7 @@ class GenerativeClassifier(GenerativeWorkflow, ClassifierMixin, BaseEstimator):
             cores=self.cores,
             nuts_sampler=self.nuts_sampler,
             target_accept=self.target_accept,
-            progressbar=self.progressbar,
+            progressbar=progressbar,
             stats=stats,
             **common,
         )

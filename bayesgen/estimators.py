@@ -120,7 +120,7 @@ class MultinomialNB(NaiveBayesClassifier):
         compute_map=True,
         prior_draws=500,
         dtype="float64",
-        progressbar=False,
+        progressbar="auto",
     ):
         self.alpha = alpha
         self.class_alpha = class_alpha
@@ -212,7 +212,7 @@ class BernoulliNB(NaiveBayesClassifier):
         compute_map=True,
         prior_draws=500,
         dtype="float64",
-        progressbar=False,
+        progressbar="auto",
     ):
         self.alpha = alpha
         self.class_alpha = class_alpha
@@ -313,7 +313,7 @@ class CategoricalNB(NaiveBayesClassifier):
         compute_map=True,
         prior_draws=500,
         dtype="float64",
-        progressbar=False,
+        progressbar="auto",
     ):
         self.alpha = alpha
         self.class_alpha = class_alpha
@@ -419,7 +419,7 @@ class GaussianDiscriminantAnalysis(GenerativeClassifier):
         compute_map=True,
         prior_draws=500,
         dtype="float64",
-        progressbar=False,
+        progressbar="auto",
     ):
         self.class_alpha = class_alpha
         self.cov_prior = cov_prior
@@ -528,7 +528,7 @@ class QuadraticDiscriminantAnalysis(GenerativeClassifier):
         compute_map=True,
         prior_draws=500,
         dtype="float64",
-        progressbar=False,
+        progressbar="auto",
     ):
         self.class_alpha = class_alpha
         self.prior = prior

@@ -117,9 +117,10 @@ def sample_nuts(
             compute_convergence_checks=False,
         )
         if prior_draws:
-            prior = pm.sample_prior_predictive(
-                draws=prior_draws, var_names=var_names, random_seed=random_seed
-            )
+            with _quiet(False):  # no "Sampling: [...]" log line after the progress bar
+                prior = pm.sample_prior_predictive(
+                    draws=prior_draws, var_names=var_names, random_seed=random_seed
+                )
             idata["prior"] = prior["prior"]
     for group in ("prior_predictive", "observed_data"):
         if group in idata.children:

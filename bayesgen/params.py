@@ -343,7 +343,7 @@ INFERENCE_RULES = {
     "prior_draws": Integer(0),
     # Names only, not np.float32: the model file stores parameters as JSON.
     "dtype": Options(("float64", "float32")),
-    "progressbar": Bool(),
+    "progressbar": BoolOrOptions(("auto",)),
 }
 
 
@@ -389,7 +389,9 @@ INFERENCE_PARAMS_DOC = """
         Draws from the prior (the ``prior`` group, for prior-vs-posterior plots); 0 skips it.
     dtype : {"float64", "float32"}, default "float64"
         Storage of the draws; "float32" halves memory for large vocabularies.
-    progressbar : bool, default False
-        Show PyMC's sampling progress bar and messages during a NUTS fit; False keeps the fit
-        silent.
+    progressbar : bool or "auto", default "auto"
+        Show a "compiling" line and PyMC's sampling progress bar during a NUTS fit.
+        ``"auto"`` shows them when someone is watching (standard error is a terminal, or the
+        fit runs in a Jupyter kernel) and keeps scripts, pipes and tests quiet; True always,
+        False never. Display only: it changes no draw.
 """

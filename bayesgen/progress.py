@@ -17,6 +17,30 @@ from typing import TextIO
 COMPILE_COST = "about a minute the first time, seconds once cached"
 
 
+def interactive() -> bool:
+    """Whether someone is watching: standard error is a terminal, or this is a Jupyter
+    (IPython kernel) session. Decides ``progressbar="auto"``.
+
+    Examples
+    --------
+    >>> from bayesgen.progress import interactive
+    >>> isinstance(interactive(), bool)
+    True
+    """
+    shell = sys.modules.get("IPython")
+    if shell is not None:
+        ipython = shell.get_ipython() if hasattr(shell, "get_ipython") else None
+        if ipython is not None and "IPKernelApp" in getattr(ipython, "config", {}):
+            return True
+    stream = sys.stderr
+    return bool(stream is not None and hasattr(stream, "isatty") and stream.isatty())
+
+
+def show_progress(progressbar) -> bool:
+    """``progressbar`` as the estimators take it (True, False or "auto") made a bool."""
+    return interactive() if isinstance(progressbar, str) else bool(progressbar)
+
+
 class Progress:
     """Writes ``[  12 s] message`` lines: the time since it was made, then the step.
 

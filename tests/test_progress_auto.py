@@ -1,0 +1,56 @@
+"""A first NUTS fit says what it is doing when someone watches, and stays quiet otherwise."""
+
+import logging
+import sys
+
+import pytest
+from conftest import multinomial_data
+
+from bayesgen import MultinomialNB
+from bayesgen.progress import interactive, show_progress
+
+SMALL = {"tune": 60, "draws": 60, "chains": 2, "random_seed": 0, "compute_map": False}
+
+
+def test_auto_is_quiet_when_standard_error_is_not_a_terminal(monkeypatch):
+    monkeypatch.setattr(sys, "stderr", open("/dev/null", "w"))
+    assert not interactive()
+    assert show_progress("auto") is False
+    assert show_progress(True) is True and show_progress(False) is False
+
+
+def test_auto_shows_progress_on_a_terminal(monkeypatch):
+    class Terminal:
+        def isatty(self):
+            return True
+
+    monkeypatch.setattr(sys, "stderr", Terminal())
+    assert show_progress("auto") is True
+
+
+def test_the_default_is_auto():
+    assert MultinomialNB().get_params()["progressbar"] == "auto"
+
+
+def test_a_bad_progressbar_is_refused():
+    with pytest.raises(ValueError, match="progressbar: expected True, False or 'auto'"):
+        MultinomialNB(progressbar="yes").fit(*multinomial_data())
+
+
+@pytest.mark.filterwarnings("ignore:NUTS")
+def test_a_watched_fit_says_compiling_and_prints_no_sampling_log_line(capfd, caplog):
+    X, y = multinomial_data()
+    with caplog.at_level(logging.INFO, logger="pymc"):
+        MultinomialNB(progressbar=True, prior_draws=20, **SMALL).fit(X, y)
+    err = capfd.readouterr().err
+    assert "compiling the multinomial_nb model's NUTS graph" in err
+    logged = " ".join(record.getMessage() for record in caplog.records)
+    assert "Sampling: [" not in logged and "Sampling: [" not in err
+
+
+@pytest.mark.filterwarnings("ignore:NUTS")
+def test_an_unwatched_fit_prints_nothing(capfd):
+    X, y = multinomial_data()
+    MultinomialNB(prior_draws=20, **SMALL).fit(X, y)
+    captured = capfd.readouterr()
+    assert captured.err == "" and captured.out == ""
