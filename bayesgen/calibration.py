@@ -463,8 +463,12 @@ def _frozen_hyperparameters(estimator) -> dict:
     # alpha="evidence" picks λ from each data set: SBC checks the posterior at the λ fitted.
     for name in ("alpha", "class_alpha"):
         if isinstance(params.get(name), str) and name in fitted.attrs:
-            value = fitted.attrs[name]  # alpha: one λ, or one per class
-            frozen[name] = float(value) if np.ndim(value) == 0 else np.array(value, dtype=float)
+            value = fitted.attrs[name]  # alpha: one λ, or one per class in class order
+            frozen[name] = (
+                float(value)
+                if np.ndim(value) == 0  # one per class: by label, as the estimators take it
+                else dict(zip(fitted["class"].values.tolist(), map(float, value), strict=True))
+            )
     # prior_mean="pooled" takes m from each data set: SBC checks the posterior at the m fitted.
     if isinstance(params.get("prior_mean"), str) and "prior_weight" in fitted:
         frozen["prior_mean"] = np.asarray(estimator.prior_mean_).copy()

@@ -239,6 +239,17 @@ def test_integer_class_labels_round_trip_as_integers(tmp_path):
     assert all(type(key) is int for key in loaded.get_params()["alpha"])
 
 
+def test_sbc_of_evidence_per_class_refits_at_the_lambdas_chosen_by_label():
+    from bayesgen.calibration import sbc
+
+    rng = np.random.default_rng(7)
+    y = np.repeat(["ham", "spam"], 15)
+    X = np.vstack([rng.poisson([4.0, 1.0, 1.0], (15, 3)), rng.poisson([1.0, 2.0, 3.0], (15, 3))])
+    est = MultinomialNB(alpha="evidence_per_class", **FAST).fit(X, y)
+    result = sbc(est, n_simulations=10, random_seed=1)  # refits with alpha={label: λ_k}
+    assert result.n_simulations == 10
+
+
 # --------------------------------------------------------------------------------------------
 # sample_weight out of range.
 
