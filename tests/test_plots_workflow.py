@@ -8,6 +8,7 @@ here from X and y with numpy and pandas, not by bayesgen.
 import warnings
 from pathlib import Path
 
+import arviz as az
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
@@ -17,6 +18,8 @@ from matplotlib.figure import Figure
 
 import bayesgen
 from bayesgen import plots_workflow
+from bayesgen.data import vectorize_text
+from bayesgen.datasets import load_toy_spam
 from bayesgen.reporting import report
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -87,13 +90,79 @@ def _observed_statistic(name, X, y) -> np.ndarray:
 def test_ppc_draws_the_ecdf_of_the_observed_statistic_among_the_simulated_ones(fitted, name):
     figure = plots_workflow.plot_ppc(fitted[name])
     assert isinstance(figure, Figure)
-    (ax,) = [ax for ax in figure.axes if ax.get_lines()]
-    (observed,) = [line for line in ax.get_lines() if line.get_label() == "observed"]
+    top = figure.axes[0]
+    (observed,) = [line for line in top.get_lines() if line.get_label() == "observed"]
     x, ecdf = np.asarray(observed.get_xdata()), np.asarray(observed.get_ydata())
     values = _observed_statistic(name, *_data(name))
-    np.testing.assert_allclose(x[[0, -1]], [values.min(), values.max()], rtol=1e-12)
-    np.testing.assert_allclose(ecdf, (values[None, :] <= x[:, None] + 1e-12).mean(axis=1))
-    assert len(ax.get_lines()) == DRAWS + 1  # one ECDF per simulated data set, plus observed
+    for value in np.unique(values):  # the curve reaches the share of values ≤ v at v
+        at = np.isclose(x, value, rtol=1e-12, atol=1e-12)
+        assert ecdf[at].max() == pytest.approx(np.mean(values <= value + 1e-12)), value
+    assert len(top.get_lines()) == DRAWS + 1  # one ECDF per simulated data set, plus observed
+
+
+def test_ppc_ecdf_panel_has_a_labelled_y_axis_from_0_to_1(fitted):
+    figure = plots_workflow.plot_ppc(fitted["multinomial_nb"])
+    figure.draw_without_rendering()
+    top = figure.axes[0]
+    assert "ECDF" in top.get_ylabel()
+    assert top.yaxis.get_visible() and top.spines["left"].get_visible()
+    ticks = [t for t in top.get_yticks() if top.get_ylim()[0] <= t <= top.get_ylim()[1]]
+    assert min(ticks) == pytest.approx(0.0) and max(ticks) == pytest.approx(1.0)
+
+
+def _bursty_text(seed: int = 0):
+    """Documents that repeat a few words many times (burstiness): far fewer distinct words
+    than a multinomial of the same length draws, the misfit the PPC caption describes."""
+    rng = np.random.default_rng(seed)
+    y = np.arange(120) % 2
+    X = np.zeros((120, 40), dtype=int)
+    for i in range(120):
+        words = rng.choice(np.arange(20) + 20 * y[i], size=3, replace=False)
+        X[i, words] = rng.integers(3, 8, size=3)
+    return X, y
+
+
+def test_ppc_difference_panel_shows_the_burstiness_misfit_above_the_band():
+    X, y = _bursty_text()
+    est = _fit("multinomial_nb", X, y)
+    figure = plots_workflow.plot_ppc(est)
+    top, bottom = figure.axes[:2]
+    # The black ECDF is left of the blue ones: at 3 distinct words (every document has
+    # exactly 3) all observed values are counted, while simulated documents have more.
+    (observed,) = [line for line in top.get_lines() if line.get_label() == "observed"]
+    assert np.asarray(observed.get_ydata())[np.asarray(observed.get_xdata()) == 3].max() == 1.0
+    simulated = [line for line in top.get_lines() if line.get_label() != "observed"]
+    at_three = [np.asarray(s.get_ydata())[np.asarray(s.get_xdata()) == 3] for s in simulated]
+    assert max(values.max() if values.size else 0.0 for values in at_three) < 0.5
+    # Below, the difference from the simulated median lies above the simulated band.
+    (band,) = [c for c in bottom.collections if c.get_gid() == "simulated band"]
+    band_top = max(path.vertices[:, 1].max() for path in band.get_paths())
+    (difference,) = [line for line in bottom.get_lines() if line.get_label() == "observed"]
+    assert np.max(difference.get_ydata()) > 0.5 > band_top
+
+
+def test_ppc_x_axis_stops_at_the_quantiles_when_a_few_values_are_extreme():
+    X, y = _bursty_text(1)
+    X[0] = 1  # one document uses all 40 words, every other one 3
+    est = _fit("multinomial_nb", X, y)
+    bottom = plots_workflow.plot_ppc(est).axes[1]
+    assert bottom.get_xlim()[1] < 40
+    assert "axis cut at the 0.5 % and 99.5 % quantiles" in bottom.get_xlabel()
+    assert "to 40" in bottom.get_xlabel()  # the full range is named
+
+
+def test_ppc_x_axis_shows_every_value_without_extremes(fitted):
+    bottom = plots_workflow.plot_ppc(fitted["multinomial_nb"]).axes[1]
+    values = _observed_statistic("multinomial_nb", *_data("multinomial_nb"))
+    low, high = bottom.get_xlim()
+    assert low < values.min() and high > values.max()
+    assert "cut" not in bottom.get_xlabel()
+
+
+@pytest.mark.parametrize("prob", [0, 1, "0.9", None])
+def test_ppc_rejects_a_band_mass_outside_0_1(fitted, prob):
+    with pytest.raises(ValueError, match="prob: expected a number strictly between 0 and 1"):
+        plots_workflow.plot_ppc(fitted["multinomial_nb"], prob=prob)
 
 
 def test_ppc_leaves_the_fit_as_it_was(fitted):
@@ -109,13 +178,18 @@ def test_ppc_leaves_the_fit_as_it_was(fitted):
 def test_ppc_of_the_same_seed_is_the_same_figure(fitted):
     def simulated_lines(seed):
         figure = plots_workflow.plot_ppc(fitted["bernoulli_nb"], draws=10, random_seed=seed)
-        ax = next(ax for ax in figure.axes if ax.get_lines())
-        return [np.asarray(line.get_ydata()) for line in ax.get_lines()[:-1]]
+        ax = figure.axes[0]  # the ECDFs: the simulated ones, then the observed one
+        return [np.column_stack(line.get_data()) for line in ax.get_lines()[:-1]]
+
+    def same(lines, others):
+        return len(lines) == len(others) and all(
+            np.array_equal(a, b) for a, b in zip(lines, others, strict=True)
+        )
 
     first, again, other = simulated_lines(1), simulated_lines(1), simulated_lines(2)
     assert len(first) == 10
-    np.testing.assert_array_equal(np.stack(first), np.stack(again))
-    assert not np.array_equal(np.stack(first), np.stack(other))
+    assert same(first, again)
+    assert not same(first, other)
 
 
 def test_ppc_draws_any_statistic_asked_for(fitted):
@@ -155,7 +229,35 @@ def test_loo_shows_the_pareto_k_of_every_row_and_the_threshold(fitted, name):
     good_k = min(1 - 1 / np.log10(DRAWS * CHAINS), 0.7)  # ArviZ's threshold for S draws
     levels = [line.get_ydata()[0] for line in ax.get_lines()]
     assert np.isclose(levels, good_k).any()
-    assert ax.get_title().startswith("PSIS-LOO: elpd_loo = ")
+    # It names what it scores: the joint density of each row, not the label alone.
+    assert ax.get_title().startswith("PSIS-LOO of the rows' log p(x, y): elpd_loo = ")
+
+
+def _labelled_rows(figure) -> list[int]:
+    return [int(t.get_text()) for t in figure.axes[0].texts if t.get_gid() == "worst row"]
+
+
+def test_loo_labels_only_the_ten_rows_with_the_largest_k():
+    texts, y = load_toy_spam()
+    X, _ = vectorize_text(texts)  # 50 short messages, 230 words: most k are large
+    est = _fit("multinomial_nb", X, y)
+    figure = plots_workflow.plot_loo(est)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        pareto_k = az.loo(est.idata_, pointwise=True).pareto_k.values
+    good_k = min(1 - 1 / np.log10(DRAWS * CHAINS), 0.7)
+    assert np.count_nonzero(pareto_k > good_k) > 10  # more rows above it than labels
+    expected = list(np.argsort(-pareto_k, kind="stable")[:10])
+    assert _labelled_rows(figure) == expected
+    assert "(10 largest labelled)" in figure.axes[0].get_title()
+    assert _labelled_rows(plots_workflow.plot_loo(est, max_labels=3)) == expected[:3]
+    assert _labelled_rows(plots_workflow.plot_loo(est, max_labels=0)) == []
+
+
+@pytest.mark.parametrize("max_labels", [-1, 2.5, True, "10"])
+def test_loo_rejects_a_label_count_that_is_not_a_whole_number(fitted, max_labels):
+    with pytest.raises(ValueError, match="max_labels: expected a non-negative integer"):
+        plots_workflow.plot_loo(fitted["gda"], max_labels=max_labels)
 
 
 def test_loo_shows_the_pareto_warning_in_the_figure_instead_of_raising_it():
