@@ -532,6 +532,11 @@ class GenerativeClassifier(GenerativeWorkflow, ClassifierMixin, BaseEstimator):
     def predict_proba_draws(self, X) -> xr.DataArray:
         """p(y = k | x) for every posterior draw.
 
+        Parameters
+        ----------
+        X : array-like, DataFrame or sparse matrix of shape (n_samples, n_features)
+            Rows with the columns of the fit (the same vectorizer for text).
+
         Returns
         -------
         xarray.DataArray of dims (chain, draw, obs, class)
@@ -570,7 +575,13 @@ class GenerativeClassifier(GenerativeWorkflow, ClassifierMixin, BaseEstimator):
         return self._family.draw_log_joint(self.closed_form_, X, draws)
 
     def predict_proba(self, X) -> np.ndarray:
-        """Posterior mean of p(y = k | x), shape (n_samples, n_classes)."""
+        """Posterior mean of p(y = k | x), shape (n_samples, n_classes).
+
+        Parameters
+        ----------
+        X : array-like, DataFrame or sparse matrix of shape (n_samples, n_features)
+            Rows with the columns of the fit (the same vectorizer for text).
+        """
         return self.predict_proba_draws(X).mean(("chain", "draw")).values
 
     def predict_proba_interval(self, X, prob: float = 0.94) -> tuple[np.ndarray, np.ndarray]:
@@ -579,6 +590,7 @@ class GenerativeClassifier(GenerativeWorkflow, ClassifierMixin, BaseEstimator):
         Parameters
         ----------
         X : array-like, DataFrame or sparse matrix of shape (n_samples, n_features)
+            Rows with the columns of the fit (the same vectorizer for text).
         prob : float, default 0.94
             The interval's posterior mass, a number in (0, 1) (ArviZ's default 0.94).
 
@@ -600,12 +612,24 @@ class GenerativeClassifier(GenerativeWorkflow, ClassifierMixin, BaseEstimator):
         return lower, upper
 
     def predict(self, X) -> np.ndarray:
-        """The class with the highest posterior-mean probability."""
+        """The class with the highest posterior-mean probability.
+
+        Parameters
+        ----------
+        X : array-like, DataFrame or sparse matrix of shape (n_samples, n_features)
+            Rows with the columns of the fit (the same vectorizer for text).
+        """
         self.check_fitted()  # before classes_ is read, so unfitted raises NotFittedError
         return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
 
     def predict_log_proba(self, X) -> np.ndarray:
-        """Log of :meth:`predict_proba`."""
+        """Log of :meth:`predict_proba`.
+
+        Parameters
+        ----------
+        X : array-like, DataFrame or sparse matrix of shape (n_samples, n_features)
+            Rows with the columns of the fit (the same vectorizer for text).
+        """
         with np.errstate(divide="ignore"):
             return np.log(self.predict_proba(X))
 
@@ -613,7 +637,14 @@ class GenerativeClassifier(GenerativeWorkflow, ClassifierMixin, BaseEstimator):
 
     def save(self, path) -> Path:
         """Write the fitted model to one NetCDF file and return its path (see
-        :func:`bayesgen.io.save`)."""
+        :func:`bayesgen.io.save`).
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+            The ``.nc`` file to write; a file already there is replaced atomically (it stays
+            intact if the write fails).
+        """
         from bayesgen import io
 
         return io.save(self, path)

@@ -557,7 +557,13 @@ class QuadraticDiscriminantAnalysis(GenerativeClassifier):
     def posterior_predictive_proba(self, X) -> np.ndarray:
         """Exact posterior predictive p(y | x, data): μ_k and Σ_k integrated out, each class a
         multivariate Student-t (:meth:`bayesgen.families.qda.QuadraticFamily.predictive_log_joint`).
-        Differs from :meth:`predict_proba`, which averages p(y | x, θ) over posterior draws."""
+        Differs from :meth:`predict_proba`, which averages p(y | x, θ) over posterior draws.
+
+        Parameters
+        ----------
+        X : array-like, DataFrame or sparse matrix of shape (n_samples, n_features)
+            Rows with the columns of the fit (the same vectorizer for text).
+        """
         self.check_fitted()
         self._check_n_features(X)
         return cf.posterior_predictive_proba(self.closed_form_, X)

@@ -101,6 +101,11 @@ class NaiveBayesClassifier(GenerativeClassifier):
         it equals the add-λ plug-in (see
         :func:`bayesgen.closed_form.posterior_predictive_proba`). Differs from
         :meth:`predict_proba`, which averages the plug-in p(y | x, θ) over posterior draws.
+
+        Parameters
+        ----------
+        X : array-like, DataFrame or sparse matrix of shape (n_samples, n_features)
+            Rows with the columns of the fit (the same vectorizer for text).
         """
         self.check_fitted()
         self._check_n_features(X)

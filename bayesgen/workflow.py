@@ -156,6 +156,15 @@ class GenerativeWorkflow:
 
         As :meth:`sample_posterior_predictive`, from the draws of the ``prior`` group (see
         ``prior_draws``), into the ``prior_predictive`` group.
+
+        Parameters
+        ----------
+        random_seed : int, numpy.random.Generator or None, default None
+            Seed (an integer >= 0) or Generator of the simulation; None draws fresh entropy.
+        draws : int, optional
+            Prior draws to simulate from, spread evenly over the chains; all by default.
+        keep_rows : bool, default True
+            Keep the simulated rows; False keeps only their statistics (text at scale).
         """
         return self._simulate("prior", random_seed, draws, keep_rows)
 

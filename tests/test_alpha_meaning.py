@@ -416,3 +416,21 @@ def test_every_parameter_is_described_with_its_default(cls):
         default = spec.default
         shown = f'"{default}"' if isinstance(default, str) else repr(default)
         assert f"default {shown}" in entry.type, (cls.__name__, name, entry.type)
+
+
+@pytest.mark.parametrize("cls", [MultinomialNB, QuadraticDiscriminantAnalysis])
+def test_every_public_method_describes_its_parameters(cls):
+    import inspect
+
+    from numpydoc.docscrape import FunctionDoc
+
+    for name, method in inspect.getmembers(cls, inspect.isfunction):
+        if name.startswith("_") or not method.__module__.startswith("bayesgen"):
+            continue
+        documented = {}
+        for parameter in FunctionDoc(method)["Parameters"]:
+            for each in parameter.name.split(","):
+                documented[each.strip()] = " ".join(parameter.desc).strip()
+        for parameter in inspect.signature(method).parameters:
+            if parameter != "self":
+                assert documented.get(parameter), f"{cls.__name__}.{name}: {parameter}"
