@@ -232,6 +232,23 @@ def test_save_stores_a_list_in_class_order_and_load_gives_the_mapping(tmp_path):
     np.testing.assert_array_equal(refit.alpha_, [0.1, 5.0])
 
 
+def test_a_file_saved_when_alpha_was_an_array_loads_as_the_mapping():
+    from pathlib import Path
+
+    folder = Path(__file__).parent / "data" / "per-class-alpha"  # written by its make.py
+    loaded = bayesgen.load(folder / "multinomial-array-alpha.nc")
+    assert loaded.get_params()["alpha"] == {"ham": 0.1, "spam": 5.0}
+    np.testing.assert_array_equal(loaded.alpha_, [0.1, 5.0])
+    expected = np.load(folder / "multinomial-array-alpha-proba.npy")
+    np.testing.assert_array_equal(loaded.predict_proba(X_WORDS), expected)
+    refit = clone(loaded).fit(X_WORDS, Y_WORDS)
+    np.testing.assert_allclose(
+        refit.closed_form_["feature_prob"].values,
+        add_lambda(X_WORDS, Y_WORDS, {"ham": 0.1, "spam": 5.0}),
+        rtol=1e-13,
+    )
+
+
 def test_integer_class_labels_round_trip_as_integers(tmp_path):
     est = MultinomialNB(alpha={1: 2.0, 0: 1.0}, draws=20, **FAST).fit(SK_X, SK_Y)
     loaded = bayesgen.load(est.save(tmp_path / "model.nc"))
