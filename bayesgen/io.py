@@ -15,6 +15,7 @@ file behind nor destroys the previous one.
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import math
 import os
@@ -31,6 +32,7 @@ import xarray as xr
 
 from bayesgen import __version__
 from bayesgen.families import FAMILIES, family
+from bayesgen.file_checks import readable_size as _size
 
 FORMAT = "bayesgen-model"
 #: 2: a conjugate fit whose draws were never made is written as its closed form, seed and
@@ -68,6 +70,10 @@ def check_output_path(path, *, argument: str = "path", folder: bool = False) -> 
     if not folder and path.is_dir():
         raise ValueError(f"{argument}: {str(path)!r} is a folder; expected a file name.")
     for parent in path.absolute().parents:
+        if parent.is_symlink() and not parent.exists():
+            raise ValueError(
+                f"{argument}: {str(path)!r} lies under {str(parent)!r}, {_broken_link(parent)}"
+            )
         if parent.exists():
             if not parent.is_dir():
                 raise ValueError(
@@ -154,6 +160,16 @@ def replacing_folder(path) -> Iterator[Path]:
     finally:
         if temporary.exists():
             shutil.rmtree(temporary, ignore_errors=True)
+
+
+def _broken_link(link: Path) -> str:
+    """What is wrong with a symbolic link that leads to no file or folder."""
+    try:
+        os.stat(link)
+    except OSError as error:
+        if error.errno == errno.ELOOP:
+            return "a symbolic link loop (following it leads back to it); expected a folder."
+    return f"a symbolic link to {os.readlink(link)!r}, which does not exist; expected a folder."
 
 
 def _create_temporary(path: Path) -> tuple[Path, int]:
@@ -250,8 +266,13 @@ def save(estimator, path) -> Path:
     Raises
     ------
     ValueError
-        ``path`` does not end in ``.nc``, names a folder or lies under a file; or a
-        hyperparameter cannot be stored as JSON.
+        ``path`` does not end in ``.nc``, names a folder, lies under a file or a broken
+        symbolic link; a hyperparameter cannot be stored as JSON; a class label or feature
+        name is not text a file can hold (a NUL or a lone surrogate); or a conjugate fit
+        promises more draws than a file may (:data:`bayesgen.file_checks.MAX_CONJUGATE_DRAWS`).
+    OSError
+        The write failed: "disk full" (ENOSPC), "file size limit reached" (EFBIG, the
+        process's ``ulimit -f``) or the system's own error; the previous file is intact.
 
     Examples
     --------
@@ -274,9 +295,79 @@ def save(estimator, path) -> Path:
         raise ValueError(f"path: expected a .nc file name; got {str(path)!r}.")
     check_output_path(path)
     tree = _to_tree(estimator)
+    _check_text(tree)
     with replacing(path) as temporary:
-        tree.to_netcdf(temporary, engine="netcdf4")
+        try:
+            tree.to_netcdf(temporary, engine="netcdf4")
+        except (RuntimeError, OSError) as error:
+            if isinstance(error, OSError) and error.strerror:
+                raise  # already the system's words ("No space left on device")
+            # netCDF4 reports a failed write as "NetCDF: HDF error": say which it was.
+            raise _write_error(error, path, temporary, tree) from None
     return path
+
+
+def _write_error(error: Exception, path: Path, temporary: Path, tree: xr.DataTree) -> OSError:
+    """The OSError of a model file write that HDF5 reported only as an error of its own."""
+    needed = sum(
+        variable.nbytes for node in tree.subtree for variable in node.dataset.variables.values()
+    )
+    written = temporary.stat().st_size if temporary.exists() else 0
+    keep = f"{str(path)!r} is unchanged"
+    try:
+        import resource
+
+        limit = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
+    except (ImportError, OSError, ValueError):  # no resource module (Windows)
+        limit = None
+    if limit is not None and limit != resource.RLIM_INFINITY and max(needed, written) >= limit:
+        return OSError(
+            errno.EFBIG,
+            f"file size limit reached: the model file needs about {_size(needed)} but this "
+            f"process may write files of at most {_size(limit)} (ulimit -f); {keep}",
+            str(path),
+        )
+    space = os.statvfs(temporary.parent if temporary.parent.exists() else path.parent)
+    free = space.f_bavail * space.f_frsize
+    if free + written < needed or free < 1 << 20:
+        return OSError(
+            errno.ENOSPC,
+            f"disk full: the model file needs about {_size(needed)} and "
+            f"{str(path.parent)!r} has {_size(free)} free; {keep}",
+            str(path),
+        )
+    return OSError(errno.EIO, f"writing the model file failed ({error}); {keep}", str(path))
+
+
+def _check_text(tree: xr.DataTree) -> None:
+    """Refuse, before anything is written, labels and names a model file cannot hold: a
+    lone surrogate (half of a UTF-16 pair, e.g. from a file decoded with
+    ``errors="surrogateescape"``) is not Unicode text, and HDF5 strings are UTF-8."""
+    for node in tree.subtree:
+        for name, variable in node.dataset.variables.items():
+            if variable.dtype.kind not in "UO":
+                continue
+            values = variable.values.ravel()
+            try:
+                "".join(map(str, values)).encode("utf-8")
+                continue
+            except UnicodeEncodeError:
+                pass
+            bad = next(str(v) for v in values if not _is_utf8(str(v)))
+            what = {"class": "class label", "feature": "feature name", "feature2": "feature name"}
+            raise ValueError(
+                f"{what.get(name, f'{node.name} {name!r} value')} {bad!r} holds a lone "
+                "surrogate (half of a UTF-16 pair), which is not Unicode text and a model file "
+                "cannot store; rename it (e.g. decode its bytes with the right encoding)."
+            )
+
+
+def _is_utf8(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def load(path):
@@ -381,6 +472,15 @@ def _conjugate_groups(estimator, exact) -> xr.DataTree:
     drawn = held.made if isinstance(held, Lazy) else held
     if drawn is not None:
         return drawn.copy()
+    from bayesgen.file_checks import check_conjugate_layout
+
+    # The same bound as load's, so that every file save writes loads.
+    check_conjugate_layout(
+        exact.chains,
+        exact.draws_per_chain,
+        exact.prior_draws,
+        n_classes=estimator.closed_form_.sizes["class"],
+    )
     tree = xr.DataTree()
     if exact.observed is not None:
         from bayesgen.observed import add_training_data
@@ -485,6 +585,7 @@ def _from_tree(tree: xr.DataTree):
     except (KeyError, ValueError) as error:
         raise _ModelFileError(f"its training rows do not fit together: {error}") from None
     _check_groups(tree, closed_form, model)
+    _check_parts(tree, cls, params, closed_form)
     map_point = tree["map"].to_dataset() if "map" in tree.children else None
     idata = tree.copy()
     for group in ("closed_form", "map"):
@@ -498,6 +599,21 @@ def _from_tree(tree: xr.DataTree):
         return cls(**params).set_posterior(closed_form, idata, map_point, posterior=posterior)
     except (KeyError, ValueError, TypeError, IndexError) as error:
         raise _ModelFileError(f"its parts do not fit together: {error}") from None
+
+
+def _check_parts(tree: xr.DataTree, cls, params: dict, closed_form: xr.Dataset) -> None:
+    """What the groups' variables and dims do not show (:mod:`bayesgen.file_checks`): the
+    params under the estimator's rules, counts and sizes, the groups a fit writes together,
+    and the closed form against its statistics, in that order (the cheap checks first)."""
+    from bayesgen import file_checks
+
+    try:
+        estimator = file_checks.check_params(cls, params)
+        file_checks.check_statistics(closed_form)
+        file_checks.check_groups_together(tree)
+        file_checks.check_recomputed(estimator, closed_form)
+    except ValueError as error:
+        raise _ModelFileError(str(error)) from None
 
 
 def _conjugate_posterior(attrs, closed_form: xr.Dataset, idata: xr.DataTree):
@@ -522,6 +638,7 @@ def _conjugate_posterior(attrs, closed_form: xr.Dataset, idata: xr.DataTree):
             for key in ("chains", "draws", "prior_draws")
         }
         layout["dtype"] = attrs.get("conjugate_dtype")
+        _check_layout(layout, closed_form.sizes["class"])
         if layout["dtype"] not in ("float64", "float32"):
             raise _ModelFileError(
                 f"conjugate_dtype: expected 'float64' or 'float32'; got {layout['dtype']!r}."
@@ -533,6 +650,17 @@ def _conjugate_posterior(attrs, closed_form: xr.Dataset, idata: xr.DataTree):
         observed=read_training_data(idata),
         **layout,
     )
+
+
+def _check_layout(layout: dict, n_classes: int) -> None:
+    from bayesgen.file_checks import check_conjugate_layout
+
+    try:
+        check_conjugate_layout(
+            layout["chains"], layout["draws"], layout["prior_draws"], n_classes=n_classes
+        )
+    except ValueError as error:
+        raise _ModelFileError(str(error)) from None
 
 
 def _positive_int(attrs, key: str, *, minimum: int) -> int:

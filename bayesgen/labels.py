@@ -152,10 +152,21 @@ def _missing_labels(positions: np.ndarray) -> ValueError:
 
 def check_no_nul(values, name: str, what: str) -> None:
     """Refuse the NUL character: NumPy strings and saved files drop trailing NULs, so "x\\0"
-    would silently become "x" (and merge with it)."""
+    would silently become "x" (and merge with it); and lone surrogates, which are not text."""
     for position, value in enumerate(values):
         if "\0" in value:
             raise ValueError(
                 f"{name}: {what} must not contain the NUL character '\\0'; got {str(value)!r} at "
                 f"position {position}."
             )
+    try:  # a lone surrogate (bytes decoded with errors="surrogateescape") is not Unicode text:
+        "".join(values).encode("utf-8")  # pandas and model files would fail on it later
+    except UnicodeEncodeError:
+        position, value = next(
+            (i, v) for i, v in enumerate(values) if any("\ud800" <= c <= "\udfff" for c in v)
+        )
+        raise ValueError(
+            f"{name}: {what} must be Unicode text; got {str(value)!r} at position {position}, "
+            "which holds a lone surrogate (half of a UTF-16 pair); decode its bytes with the "
+            "right encoding."
+        ) from None

@@ -460,7 +460,13 @@ def test_escape_formulas_prefixes_a_quote_to_cells_a_spreadsheet_would_run(cell,
 @pytest.fixture(scope="module")
 def small_fit():
     X, y = COUNTS[["cheap", "offer", "win"]], COUNTS["label"].to_numpy()
-    options = {"inference": "conjugate", "draws": 20, "prior_draws": 10, "compute_map": False}
+    options = {
+        "inference": "conjugate",
+        "draws": 20,
+        "chains": 2,
+        "prior_draws": 10,
+        "compute_map": False,
+    }
     return bayesgen.MultinomialNB(random_seed=0, **options).fit(X, y), X, y, options
 
 

@@ -68,7 +68,28 @@ def aggregated_multinomial_log_joint(
     Returns
     -------
     ndarray of shape (n_draws, n_docs, n_classes)
+
+    Raises
+    ------
+    ValueError
+        For ``n_draws`` out of range, or a concentration that is NaN, infinite or negative
+        (counts altered in a model file): the sampler would never finish on one.
     """
+    concentration = np.asarray(concentration, dtype=np.float64)
+    for name, values in (
+        ("class_concentration", np.asarray(class_concentration, dtype=np.float64)),
+        ("concentration", concentration),
+    ):
+        # The Gamma sampler's rejection loop never accepts for a NaN or negative shape: it
+        # would spin forever, so such a posterior (altered counts) is refused here.
+        bad = ~(np.isfinite(values) & (values >= 0))
+        if bad.any():
+            raise ValueError(
+                f"{name}: expected finite Dirichlet concentrations >= 0 (counts + λ); got "
+                f"{values[bad][0]!r} at index {np.argwhere(bad)[0].tolist()} "
+                f"({np.count_nonzero(bad)} such values)."
+            )
+
     from bayesgen.families import gamma_kernels
     from bayesgen.families.base import dirichlet_draws
 
@@ -80,7 +101,6 @@ def aggregated_multinomial_log_joint(
     if not X.has_sorted_indices:  # a copy: the caller's matrix is never modified
         X = X.copy()
         X.sort_indices()
-    concentration = np.asarray(concentration, dtype=np.float64)
     n_docs, n_classes = X.shape[0], concentration.shape[0]
     tiny = np.finfo(np.float64).tiny
     class_prob = dirichlet_draws(_stream(seed, 0), class_concentration, (n_draws,), np.float64)
