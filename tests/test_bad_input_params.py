@@ -127,8 +127,13 @@ CATALOGUE = [
         "compute_map: expected True, False or 'find_map'; got 'yes'.",
     ),
     (G, {"compute_map": 1}, TypeError, "compute_map: expected True, False or 'find_map'; got 1."),
-    (M, {"progressbar": "no"}, TypeError, "progressbar: expected True or False; got 'no'."),
-    (C, {"progressbar": None}, TypeError, "progressbar: expected True or False; got None."),
+    (
+        M,
+        {"progressbar": "no"},
+        ValueError,
+        "progressbar: expected True, False or 'auto'; got 'no'.",
+    ),
+    (C, {"progressbar": None}, TypeError, "progressbar: expected True, False or 'auto'; got None."),
     # Storage type.
     (M, {"dtype": "float16"}, ValueError, "dtype: expected 'float64' or 'float32'; got 'float16'."),
     (B, {"dtype": "int"}, ValueError, "dtype: expected 'float64' or 'float32'; got 'int'."),
