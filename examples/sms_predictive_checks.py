@@ -28,8 +28,8 @@ from bayesgen.datasets import load_sms_spam, load_toy_spam
 def check(name: str, est, statistic: str, draws: int) -> None:
     """Print the observed mean of ``statistic`` against its posterior predictive spread."""
     tree = est.sample_posterior_predictive(random_seed=1, draws=draws, keep_rows=False)
-    observed = tree["observed_data"][statistic].values.mean()
-    simulated = tree["posterior_predictive"][statistic].mean("obs").values.ravel()
+    observed = tree["constant_data"][statistic].values.mean()  # of the training rows
+    simulated = tree["posterior_predictive_rows"][statistic].mean("obs").values.ravel()
     low, high = np.quantile(simulated, [0.03, 0.97])
     share = np.mean(simulated > observed)
     print(
