@@ -77,8 +77,9 @@ class GenerativeClassifier(GenerativeWorkflow, ClassifierMixin, BaseEstimator):
             weights equal repeated rows and zero weights equal dropping the rows (their class
             too, when no other row has it); see :mod:`bayesgen.statistics`. NUTS needs whole
             numbers (its model observes counts); ``inference="conjugate"`` takes any. The
-            ``observed_data`` group keeps the rows of positive weight and, where any weight
-            differs from 1, the weights as ``sample_weight`` (obs); the ``log_likelihood``
+            training rows (``y`` in ``observed_data``, X in ``constant_data``) are those of
+            positive weight and, where any weight differs from 1, ``constant_data`` holds the
+            weights as ``sample_weight`` (obs); the ``log_likelihood``
             group's rows are then the unweighted log p(x_i, y_i | θ) of each row, and exact
             leave-one-out (:func:`bayesgen.loo_proba`) refuses such a fit.
 

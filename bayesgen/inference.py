@@ -3,7 +3,11 @@
 Every path returns an ``xarray.DataTree`` with the same layout: ``posterior`` (dims chain,
 draw, class, feature, ...), ``prior``, ``constant_data`` (the sufficient statistics), and for
 NUTS ``sample_stats``. Variable names and dims are those of :mod:`bayesgen.generative`, so the
-comparison, reports and predictions work on either.
+comparison, reports and predictions work on either. ``fit`` then adds the training rows in
+PyMC's layout (:mod:`bayesgen.observed`): ``y`` in ``observed_data`` and ``log_likelihood``,
+the rows beside the statistics in ``constant_data``. PyMC's own ``observed_data`` (the
+statistics its random variables observe) is dropped, so that ``y`` is the only observed
+variable and ArviZ's functions need no ``var_names``.
 """
 
 from __future__ import annotations

@@ -38,9 +38,9 @@ class GenerativeWorkflow:
     """
 
     def _add_observed(self, idata: xr.DataTree, stats: xr.Dataset, X, y, sample_weight=None):
-        """The training rows (``observed_data``) and their pointwise log-likelihood
-        (``log_likelihood``), see :mod:`bayesgen.observed`: the rows of positive weight, the
-        weights kept as ``sample_weight`` where any differs from 1."""
+        """The training rows (``y`` in ``observed_data``, X in ``constant_data``) and their
+        pointwise log-likelihood (``log_likelihood``), see :mod:`bayesgen.observed`: the rows
+        of positive weight, the weights kept as ``sample_weight`` where any differs from 1."""
         from bayesgen import observed
 
         data, rows, codes = self._observed_data(stats, X, y, sample_weight)
@@ -51,8 +51,9 @@ class GenerativeWorkflow:
         )
 
     def _observed_data(self, stats: xr.Dataset, X, y, sample_weight=None):
-        """The ``observed_data`` group, and the checked rows and class codes it holds (a
-        conjugate fit makes the group at fit and the log-likelihood when drawn)."""
+        """The training data (:func:`bayesgen.observed.training_data`), and the checked rows
+        and class codes it holds (a conjugate fit makes it at fit and the log-likelihood when
+        drawn)."""
         from bayesgen import observed
 
         # The same checks as the fit's, so the rows are those the model saw (binarized).
@@ -87,7 +88,8 @@ class GenerativeWorkflow:
         return self._build_model(self.closed_form_)
 
     def training_rows(self):
-        """The training rows and labels as the model saw them (``observed_data``).
+        """The training rows and labels as the model saw them (``constant_data`` and
+        ``observed_data``).
 
         Returns
         -------
@@ -127,18 +129,26 @@ class GenerativeWorkflow:
     ) -> xr.DataTree:
         """Simulate data sets like the training data from the posterior; returns ``idata_``.
 
-        For each posterior draw θ, every training row is drawn again from p(x | y_i, θ): the
-        labels stay, and for text so do the document lengths. Adds (or replaces) the
-        ``posterior_predictive`` group: the rows ``X`` (chain, draw, obs, feature) and the
-        statistics that ``observed_data`` holds for the training rows, for
-        ``az.plot_ppc_dist``.
+        Adds (or replaces) two groups (see :mod:`bayesgen.simulation`):
+
+        * ``posterior_predictive``: ``y`` (chain, draw, obs), for every posterior draw θ a
+          label drawn from p(y | x_i, θ) for each training row's features, named like
+          ``observed_data`` and ``log_likelihood``, so that ``az.loo_pit``,
+          ``az.plot_loo_pit``, ``az.plot_ppc_dist`` and ``az.plot_ppc_rootogram`` work on
+          ``idata_`` with no ``var_names``;
+        * ``posterior_predictive_rows``: for ``draws`` posterior draws θ, every training row
+          drawn again from p(x | y_i, θ) (the labels stay, and for text so do the document
+          lengths): the rows ``X`` (chain, draw, obs, feature) and the statistics that
+          ``constant_data`` holds for the training rows, which
+          :func:`bayesgen.plots_workflow.plot_ppc` draws.
 
         Parameters
         ----------
         random_seed : int, numpy.random.Generator or None, default None
             Seed (an integer >= 0) or Generator of the simulation; None draws fresh entropy.
         draws : int, optional
-            Posterior draws to simulate from, spread evenly over the chains; all by default.
+            Posterior draws to simulate data sets from, spread evenly over the chains; all by
+            default. The labels are drawn for every draw.
         keep_rows : bool, default True
             Keep the simulated rows; False keeps only their statistics (text at scale).
 
@@ -155,7 +165,7 @@ class GenerativeWorkflow:
         """Simulate data sets like the training data from the prior; returns ``idata_``.
 
         As :meth:`sample_posterior_predictive`, from the draws of the ``prior`` group (see
-        ``prior_draws``), into the ``prior_predictive`` group.
+        ``prior_draws``), into the ``prior_predictive`` and ``prior_predictive_rows`` groups.
 
         Parameters
         ----------
