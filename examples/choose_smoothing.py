@@ -26,6 +26,7 @@ Run: python examples/choose_smoothing.py [--data-path SMSSpamCollection.tsv]
 import argparse
 import time
 import warnings
+from collections.abc import Mapping
 
 import numpy as np
 import pandas as pd
@@ -58,11 +59,13 @@ def describe(model: bayesgen.MultinomialNB) -> str:
     fitted = model.closed_form_.attrs
     if "alpha_prior_shape" in fitted:
         return f"λ | D = {fitted['alpha']:.3g} ± {fitted['alpha_sd']:.2g}"
-    if np.ndim(model.alpha_) == 0:
+    if np.ndim(model.alpha_) == 0 and not isinstance(model.alpha_, Mapping):
         return f"λ = {model.alpha_:.3g}"
-    per_class = ", ".join(
-        f"{label}: {value:.3g}" for label, value in zip(model.classes_, model.alpha_, strict=True)
-    )
+    # One λ per class: a mapping {class label: λ}, or an array in the order of classes_.
+    alpha = model.alpha_
+    if not isinstance(alpha, Mapping):
+        alpha = dict(zip(model.classes_, alpha, strict=True))
+    per_class = ", ".join(f"{label}: {value:.3g}" for label, value in alpha.items())
     return f"λ = ({per_class}), log Bayes factor {fitted['alpha_log_bayes_factor']:.1f}"
 
 
@@ -102,14 +105,14 @@ def ranking(table: pd.DataFrame) -> str:
     lines = [f"Highest leave-one-out log score of the labels: {best}"]
     if close:
         lines.append(
-            f"  but within one standard error of it, so not a clear winner over: {', '.join(close)}"
+            f"  but within one standard error of it, so not a clear winner over: {'; '.join(close)}"
         )
     else:
         lines.append("  more than one standard error ahead of every other choice")
     if between:
-        lines.append(f"  ahead by one to two standard errors of: {', '.join(between)}")
+        lines.append(f"  ahead by one to two standard errors of: {'; '.join(between)}")
     if far:
-        lines.append(f"  clearly ahead (more than two standard errors) of: {', '.join(far)}")
+        lines.append(f"  clearly ahead (more than two standard errors) of: {'; '.join(far)}")
     return "\n".join(lines)
 
 

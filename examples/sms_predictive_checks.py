@@ -9,8 +9,9 @@ multinomial model) and compares one statistic of the simulated data sets with th
 * Bernoulli: words present per message. Add-λ with λ = 1 gives every one of the thousands of
   absent words a little probability, which adds up to words the messages do not have.
 
-Uses the SMS Spam Collection when a path is given, else the bundled toy corpus (50 messages:
-too few for either check to see much).
+Uses the SMS Spam Collection when a path is given, else the bundled toy corpus (50 messages,
+on which the findings above need not hold: there the multinomial simulates fewer distinct
+words than the messages have).
 
 Run: python examples/sms_predictive_checks.py [--data-path SMSSpamCollection.tsv] [--draws 100]
 """
