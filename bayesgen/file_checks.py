@@ -41,6 +41,17 @@ def check_params(cls, params: dict):
     ------
     ValueError
         ``params: NAME: expected ...; got ...`` (the estimator's own message).
+
+    Examples
+    --------
+    >>> from bayesgen import MultinomialNB
+    >>> from bayesgen.file_checks import check_params
+    >>> check_params(MultinomialNB, {"draws": 100}).draws
+    100
+    >>> check_params(MultinomialNB, {"draws": "x"})
+    Traceback (most recent call last):
+    ...
+    ValueError: params: draws: expected an integer >= 1; got 'x'.
     """
     estimator = cls(**params)
     try:
@@ -60,6 +71,17 @@ def check_statistics(closed_form: xr.Dataset) -> None:
     ------
     ValueError
         Naming the variable or attribute and the first bad value.
+
+    Examples
+    --------
+    >>> from bayesgen import closed_form
+    >>> from bayesgen.file_checks import check_statistics
+    >>> fit = closed_form.multinomial_nb([[2, 1], [0, 3], [1, 1]], ["a", "b", "b"])
+    >>> check_statistics(fit)
+    >>> check_statistics(fit.assign(class_count=("class", [1.0, -2.0])))
+    Traceback (most recent call last):
+    ...
+    ValueError: closed_form 'class_count' holds 1 negative counts (first -2 at class='b'); ...
     """
     model_family = family(closed_form)
     for name in model_family.statistics:
@@ -98,6 +120,16 @@ def check_conjugate_layout(chains: int, draws: int, prior_draws: int, n_classes:
     ValueError
         Naming the attribute, the draws it promises and the memory one predicted row
         alone would take.
+
+    Examples
+    --------
+    >>> from bayesgen.file_checks import check_conjugate_layout
+    >>> check_conjugate_layout(4, 1000, 500, n_classes=2)
+    >>> check_conjugate_layout(2, 10**9, 500, n_classes=2)
+    Traceback (most recent call last):
+    ...
+    ValueError: conjugate_draws: 2 chains x 1,000,000,000 draws promise 2,000,000,000 exact draws,
+    ... (predicting one row would hold 29.8 GiB); expected at most 1,048,576 in all chains.
     """
     if chains * draws > MAX_CONJUGATE_DRAWS:
         row = chains * draws * n_classes * 8  # p(y = k | x, θ) of one row, every draw
@@ -123,6 +155,18 @@ def check_groups_together(tree: xr.DataTree) -> None:
     ------
     ValueError
         Naming the missing group.
+
+    Examples
+    --------
+    >>> import xarray as xr
+    >>> from bayesgen.file_checks import check_groups_together
+    >>> check_groups_together(xr.DataTree.from_dict({"posterior": xr.Dataset()}))
+    >>> check_groups_together(
+    ...     xr.DataTree.from_dict({"posterior": xr.Dataset(), "observed_data": xr.Dataset()})
+    ... )
+    Traceback (most recent call last):
+    ...
+    ValueError: the 'log_likelihood' group is missing: ...
     """
     groups = set(tree.children)
     if {"posterior", "observed_data"} <= groups and "log_likelihood" not in groups:
@@ -148,6 +192,19 @@ def check_recomputed(estimator, closed_form: xr.Dataset) -> None:
     ------
     ValueError
         Naming the first estimate that differs, by how much and where.
+
+    Examples
+    --------
+    >>> from bayesgen import MultinomialNB
+    >>> from bayesgen.file_checks import check_recomputed
+    >>> est = MultinomialNB(inference="conjugate").fit([[2, 1], [0, 3], [1, 1]], ["a", "b", "b"])
+    >>> check_recomputed(est, est.closed_form_)
+    >>> altered = est.closed_form_.assign(class_count=("class", [1000.0, 2.0]))
+    >>> check_recomputed(est, altered)
+    Traceback (most recent call last):
+    ...
+    ValueError: closed_form 'class_prob' is not what its statistics ... give: 0.4 where they give
+    0.997012 (at class='a'; 2 of 2 values differ). The statistics or the estimates were altered.
     """
     from bayesgen.params import EVIDENCE, EVIDENCE_PER_CLASS
 
@@ -282,7 +339,14 @@ def _where(variable: xr.DataArray, mask: np.ndarray) -> str:
 
 
 def readable_size(n: float) -> str:
-    """``n`` bytes as "512 bytes", "3.2 MiB" or "60.0 GiB"."""
+    """``n`` bytes as "512 bytes", "3.2 MiB" or "60.0 GiB".
+
+    Examples
+    --------
+    >>> from bayesgen.file_checks import readable_size
+    >>> readable_size(512), readable_size(3.2 * 2**20), readable_size(2 * 10**9 * 2 * 8)
+    ('512 bytes', '3.2 MiB', '29.8 GiB')
+    """
     for unit in ("bytes", "KiB", "MiB", "GiB"):
         if n < 1024 or unit == "GiB":
             return f"{n:,.0f} {unit}" if unit == "bytes" else f"{n:,.1f} {unit}"

@@ -6,10 +6,11 @@ the estimator's class, its hyperparameters as JSON, the class and feature names 
 the file format version and the bayesgen version. There is no pickle anywhere, so loading a
 file never runs code, and the file alone is enough to predict in a new process.
 
-:func:`load` checks the whole file against the schema that :func:`save` writes and names what
-is wrong. Every file bayesgen writes is written beside its target and renamed into place
-(:func:`replacing`, :func:`replacing_folder`), so a crash or a full disk never leaves half a
-file behind nor destroys the previous one.
+:func:`load` checks the whole file against the schema that :func:`save` writes, and that its
+parts agree (:mod:`bayesgen.file_checks`), and names what is wrong. Every file bayesgen writes
+is written beside its target and renamed into place (:func:`replacing`,
+:func:`replacing_folder`), so a crash or a full disk never leaves half a file behind nor
+destroys the previous one.
 """
 
 from __future__ import annotations
@@ -375,7 +376,10 @@ def load(path):
 
     The whole file is checked against the schema that :func:`save` writes: the groups and
     variables, their dims, the class and feature coordinates of every group, the
-    hyperparameters, and finite draws.
+    hyperparameters, and finite draws; then that its parts agree, before anything is
+    computed from them (:mod:`bayesgen.file_checks`): the hyperparameters by the estimator's
+    own rules, counts finite and non-negative, size attributes within what the file holds,
+    the closed form equal to what its statistics give, and the groups a fit writes together.
 
     Raises
     ------
