@@ -262,6 +262,13 @@ def test_class_count_changed_beside_its_class_prob_is_refused(tmp_path):
     )
 
 
+def test_class_count_changed_alone_is_refused_by_its_total(tmp_path):
+    change = _closed_form(lambda d: d.assign(class_count=("class", [1000.0, 1.0])))
+    assert _refused(_tampered(_fit(), tmp_path, change)) == (
+        "closed_form attribute n_samples: expected the total of class_count, 1001; got 5."
+    )
+
+
 def test_feature_prob_changed_beside_its_counts_is_refused(tmp_path):
     def change(dataset):
         prob = dataset["feature_prob"].values.copy()
@@ -402,6 +409,23 @@ def test_save_on_a_full_disk_says_disk_full_and_keeps_the_old_file(tmp_path, mon
     assert isinstance(bayesgen.load(path), bayesgen.MultinomialNB)
 
 
+def test_cli_fit_on_a_full_disk_is_one_line_saying_disk_full(tmp_path, monkeypatch, capsys):
+    from bayesgen.cli import main
+
+    data = tmp_path / "d.csv"
+    data.write_text("label,a,b\nham,2,1\nspam,0,3\nham,3,0\nspam,1,2\n")
+    full = os.statvfs_result((4096, 4096, 1000, 0, 0, 1000, 0, 0, 0, 255))
+    monkeypatch.setattr(os, "statvfs", lambda _: full)
+    monkeypatch.setattr(xr.DataTree, "to_netcdf", _no_space_hdf)
+    argv = ["fit", "multinomial", str(data), "--target", "label", "--inference", "conjugate"]
+    assert main([*argv, "--quiet", "--output", str(tmp_path / "m.nc")]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and "HDF" not in err
+    prefix = f"bayesgen fit: error: {tmp_path / 'm.nc'}: disk full: the model file needs about "
+    assert err.strip().startswith(prefix), err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["d.csv"]
+
+
 FILE_SIZE_LIMIT = textwrap.dedent(
     """
     import json, resource, signal, sys
@@ -488,15 +512,18 @@ def test_save_refuses_a_lone_surrogate_before_writing(tmp_path, dim, names, show
     assert list(tmp_path.iterdir()) == []
 
 
-def test_save_under_a_symbolic_link_loop_names_the_loop(tmp_path):
+@pytest.mark.parametrize("below", [["m.nc"], ["sub", "m.nc"]], ids=["in it", "deeper"])
+def test_save_under_a_symbolic_link_loop_names_the_loop(tmp_path, below):
     loop = tmp_path / "loop"
     loop.symlink_to(loop)
+    path = loop.joinpath(*below)
     with pytest.raises(ValueError) as raised:
-        _fit().save(loop / "sub" / "m.nc")
+        _fit().save(path)
     assert str(raised.value) == (
-        f"path: {str(loop / 'sub' / 'm.nc')!r} lies under {str(loop)!r}, a symbolic link loop "
-        "(following it leads back to it); expected a folder."
+        f"path: {str(path)!r} lies under {str(loop)!r}, a symbolic link loop (following it "
+        "leads back to it); expected a folder."
     )
+    assert [p.name for p in tmp_path.iterdir()] == ["loop"]
 
 
 def test_save_under_a_broken_symbolic_link_names_its_target(tmp_path):
