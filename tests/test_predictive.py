@@ -186,7 +186,8 @@ def test_bernoulli_predictive_frequencies_match_add_lambda():
     E[φ_jk] = (N_jk + λ) / (N_k + 2λ); its Monte Carlo error is the SD over draws / √S."""
     X, y = bernoulli_data()
     est = bayesgen.BernoulliNB(**CONJUGATE, draws=500, alpha=2.0).fit(X, y)
-    freq = est.sample_posterior_predictive(random_seed=3, keep_rows=False)["posterior_predictive_rows"]
+    tree = est.sample_posterior_predictive(random_seed=3, keep_rows=False)
+    freq = tree["posterior_predictive_rows"]
     assert "X" not in freq
     draws = freq["class_feature_freq"].values.reshape(1000, 2, 5)
     codes = np.searchsorted(est.classes_, y)
@@ -397,7 +398,8 @@ def test_bernoulli_text_is_simulated_sparse_and_matches_add_lambda():
 
     point = {"feature_prob": est.closed_form_["feature_prob"].values}
     assert sp.issparse(FAMILY.simulate_rows(est.closed_form_, X, y, point, rng))
-    freq = est.sample_posterior_predictive(random_seed=6, keep_rows=False)["posterior_predictive_rows"]
+    tree = est.sample_posterior_predictive(random_seed=6, keep_rows=False)
+    freq = tree["posterior_predictive_rows"]
     draws = freq["class_feature_freq"].values.reshape(800, 2, 400)
     se = draws.std(axis=0, ddof=1) / np.sqrt(800)
     z = (draws.mean(axis=0) - est.closed_form_["feature_prob"].values) / se

@@ -11,8 +11,6 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
-import bayesgen
-
 HERE = Path(__file__).parent
 
 
