@@ -1,6 +1,7 @@
 """What storing the training rows and their pointwise log-likelihood adds to a fit.
 
-Since issue 10, ``fit`` also builds ``observed_data`` (the rows) and the ``log_likelihood``
+Since issue 10, ``fit`` also keeps the training rows (``y`` in ``observed_data``, X in
+``constant_data``) and builds the ``log_likelihood``
 group (one value per row and draw, for ``az.loo``). This benchmark times conjugate fits of the
 SMS Spam collection with and without that step, interleaved in one process so that the
 machine's noise hits both alike, and reports the ratio of medians.
