@@ -1,9 +1,8 @@
 """What storing the training rows and their pointwise log-likelihood adds to a fit.
 
 Since issue 10, ``fit`` also keeps the training rows (``y`` in ``observed_data``, X in
-``constant_data``) and builds the ``log_likelihood``
-group (one value per row and draw, for ``az.loo``). This benchmark times conjugate fits of the
-SMS Spam collection with and without that step, interleaved in one process so that the
+``constant_data``) and builds the ``log_likelihood`` group (one value per row and draw, for
+``az.loo``). This benchmark times conjugate fits of the SMS Spam collection with and without that step, interleaved in one process so that the
 machine's noise hits both alike, and reports the ratio of medians.
 
 Run: python benchmarks/bench_observed.py [--repeats 5] [--data PATH]
