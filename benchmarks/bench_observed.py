@@ -2,8 +2,9 @@
 
 Since issue 10, ``fit`` also keeps the training rows (``y`` in ``observed_data``, X in
 ``constant_data``) and builds the ``log_likelihood`` group (one value per row and draw, for
-``az.loo``). This benchmark times conjugate fits of the SMS Spam collection with and without that step, interleaved in one process so that the
-machine's noise hits both alike, and reports the ratio of medians.
+``az.loo``). This benchmark times conjugate fits of the SMS Spam collection with and without
+that step, interleaved in one process so that the machine's noise hits both alike, and
+reports the ratio of medians.
 
 Run: python benchmarks/bench_observed.py [--repeats 5] [--data PATH]
 """
