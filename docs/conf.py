@@ -81,6 +81,7 @@ intersphinx_mapping: dict = {}
 html_theme = "pydata_sphinx_theme"
 html_title = f"bayesgen {release}"
 html_static_path = ["_static"]
+html_css_files = ["bayesgen.css"]  # the gallery page takes the whole width
 html_theme_options = {
     "navigation_with_keys": False,
     "show_toc_level": 2,
@@ -103,8 +104,8 @@ copybutton_prompt_is_regexp = True
 def _make_gallery(app, config) -> None:
     """Draw the gallery PNGs into _static/gallery before any page is read.
 
-    Connected to ``config-inited`` ahead of Sphinx's own check that ``_static`` exists (a fresh
-    checkout has no ``_static``: its only content is the git-ignored gallery).
+    Connected to ``config-inited`` ahead of Sphinx's own checks of ``_static`` (where the
+    gallery is git-ignored, beside the committed stylesheet).
 
     Run in a subprocess so that matplotlib and the fits leave no state in the Sphinx process; a
     failure stops the build (the gallery page would otherwise show broken images).
@@ -133,19 +134,20 @@ def _resolve_short_name(app, env, node, contnode):
     )
 
 
-def _skip_metadata_requests(app, what, name, obj, skip, options):
-    """Leave out scikit-learn's metadata-routing setters (``set_fit_request``, ...).
+def _skip_scikit_learn_members(app, what, name, obj, skip, options):
+    """Leave out the methods scikit-learn defines (``get_metadata_routing``, ``set_fit_request``).
 
-    scikit-learn adds them to each estimator class itself, so ``:members:`` would document
-    them on every class page, with docstrings that cite scikit-learn's own user guide.
+    scikit-learn adds its metadata-routing setters to each estimator class itself, so
+    ``:members:`` would document them on every class page, with docstrings that cite
+    scikit-learn's own user guide. The estimator pages document bayesgen's methods.
     """
-    if name.startswith("set_") and name.endswith("_request"):
+    if (getattr(obj, "__module__", None) or "").startswith("sklearn."):
         return True
     return None
 
 
 def setup(app):
     app.connect("config-inited", _make_gallery, priority=100)
-    app.connect("autodoc-skip-member", _skip_metadata_requests)
+    app.connect("autodoc-skip-member", _skip_scikit_learn_members)
     app.connect("missing-reference", _resolve_short_name)
     return {"parallel_read_safe": True}

@@ -18,9 +18,11 @@ repository: ``models/``, ``reports/`` and ``pred.csv`` land in the temporary fol
 Nothing is skipped silently. What does not run is listed below, each with its reason:
 ``SKIPPED_COMMANDS`` (set-up lines such as ``make demo``: the suite already runs inside the
 ``.venv`` they create), ``SKIPPED_BLOCKS`` (code fragments that are not programs) and
-``SKIPPED_PAGES``. ``SLOW`` lists the sessions marked ``slow`` (NUTS with more than ~30 s of
-work on a warm compile cache); ``test_skip_lists_name_existing_blocks`` fails when an entry no
-longer matches anything, so the lists cannot go stale.
+``SKIPPED_PAGES``. ``SLOW`` lists the blocks that run only in the slow suite (NUTS, with more
+than ~30 s of work on a warm compile cache), with those after them on their page. The
+default suite runs each page's blocks up to its first slow one; the slow suite runs them all.
+``test_skip_lists_name_existing_blocks`` fails when an entry no longer matches anything, so
+the lists cannot go stale.
 """
 
 from __future__ import annotations
@@ -63,8 +65,15 @@ SKIPPED_BLOCKS = {
 SKIPPED_PAGES = {
     "docs/performance.md": "benchmark commands of minutes each, measured and reported there",
 }
-#: (page, first line of the block) of blocks that run only in the slow suite, with why.
+#: (page, first line of the block) of blocks that run only in the slow suite, with why; the
+#: blocks after one of these on its page run there too (they continue from it).
 SLOW = {
+    ("README.md", 'clf = bayesgen.MultinomialNB(alpha=1.0, inference="nuts"'): (
+        "NUTS: 50-100 s on 2 cores even with a warm compile cache"
+    ),
+    ("docs/getting-started.md", "import bayesgen"): (
+        "NUTS: 50-100 s on 2 cores even with a warm compile cache"
+    ),
     (
         "README.md",
         "bayesgen fit multinomial examples/messages.csv --target label --text-column "
@@ -135,10 +144,13 @@ def named_by(block: Block, table: dict) -> str | None:
 
 
 def session_blocks(page: str, language: str, *, slow: bool) -> list[Block]:
-    """The blocks one session runs: all that are not skipped, or without the slow ones."""
+    """The blocks one session runs: all that are not skipped, or those before the first slow one."""
     blocks = [b for b in page_blocks(page) if b.language == language]
     blocks = [b for b in blocks if named_by(b, SKIPPED_BLOCKS) is None]
-    return blocks if slow else [b for b in blocks if named_by(b, SLOW) is None]
+    if slow:
+        return blocks
+    first_slow = next((i for i, b in enumerate(blocks) if named_by(b, SLOW)), len(blocks))
+    return blocks[:first_slow]
 
 
 def sessions() -> list:
