@@ -18,6 +18,7 @@ Bayes), or the largest standardised discriminant weights (GDA). Close the figure
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 import arviz as az
@@ -64,8 +65,10 @@ _REFERENCE_STYLE = {
     "MAP": {"color": "tab:green", "linestyle": "-.", "marker": "^"},
 }
 _MARKER_HEIGHTS = (0.85, 0.65, 0.45)
+#: ArviZ's label of a rank plot panel, "p=0.42(α=0.01)", with its p-value.
+_ARVIZ_P_VALUE = re.compile(r"p=([0-9.]+)\(α=")
 #: Probability that a chain's rank curve stays inside the envelope of :func:`plot_rank`:
-#: ArviZ's default, whose α = 1 − 0.99 its p-value labels print.
+#: ArviZ's default; its uniformity test fails a panel at p < α = 1 − 0.99.
 RANK_ENVELOPE_PROB = 0.99
 
 __all__ = [
@@ -149,7 +152,7 @@ def plot_rank(
 ) -> PlotCollection:
     """Rank plots of the chains (``arviz.plot_rank``), with an envelope; options as
     :func:`plot_trace`, and ``max_draws``: at most that many draws per chain, every k-th one
-    (:func:`rank_thinning`; default all). ArviZ's uniformity test behind the ``p=…`` labels
+    (:func:`rank_thinning`; default all). ArviZ's uniformity test behind the p-value labels
     is most of the plot's cost (4 chains of the digits model: 3.4 s with 1,000 draws per chain,
     1.4 s with 250, the PNG included); the envelope and the test are those of the draws shown.
 
@@ -158,8 +161,9 @@ def plot_rank(
     chain's curve stays with probability :data:`RANK_ENVELOPE_PROB` when every chain samples
     the same distribution: a Kolmogorov–Smirnov band for a chain drawn without replacement
     from the pooled ranks, widened for autocorrelation by the bulk effective sample size.
-    ArviZ labels each panel ``p=…(α=0.01)``: the p-value of its multi-chain uniformity test,
-    which fails at p < α (it marks the ranks that contribute most).
+    ArviZ's multi-chain uniformity test runs on every panel; only a panel where it fails
+    (p < α = 1 − :data:`RANK_ENVELOPE_PROB`) is labelled, in red, with its p-value (ArviZ also
+    marks the ranks that contribute most), so that chains that agree carry no label.
 
     Examples
     --------
@@ -182,18 +186,37 @@ def plot_rank(
     pc = az.plot_rank(data, envelope_prob=RANK_ENVELOPE_PROB)
     posterior = data["posterior"].to_dataset()
     half_widths = _rank_envelope(posterior)
+    # ArviZ prints "p=1.00(α=0.01)" in every panel and offers no option to leave it out (nor
+    # returns its p-values): its labels are removed, and only a panel whose chains fail the
+    # test is labelled again, so that chains that agree carry no label at all.
+    alpha = 1 - RANK_ENVELOPE_PROB
+    p_values = _rank_p_values_shown(pc, posterior, alpha)
     style = {"color": "0.6", "alpha": 0.3, "linewidth": 0}
     for name, axes in pc.viz["plot"].items():
         widths = half_widths[name].transpose(*axes.dims).values.ravel()
-        for ax, width in zip(axes.values.ravel(), widths, strict=True):
+        p_value = p_values[name].transpose(*axes.dims).values.ravel()
+        for ax, width, p in zip(axes.values.ravel(), widths, p_value, strict=True):
+            for text in list(ax.texts):
+                if _ARVIZ_P_VALUE.match(text.get_text()):
+                    text.remove()
             ax.axhspan(-width, width, gid="envelope", zorder=0, **style)
             low, high = ax.get_ylim()
             ax.set_ylim(min(low, -1.15 * width), max(high, 1.15 * width))
-    alpha = 1 - RANK_ENVELOPE_PROB
+            if p < alpha:
+                ax.text(
+                    0.02,
+                    0.95,
+                    (f"p = {p:.2g} < α" if p >= 0.001 else "p < 0.001") + ": chains differ",
+                    transform=ax.transAxes,
+                    va="top",
+                    color="tab:red",
+                    fontsize="small",
+                    gid="rank test failed",
+                )
     envelope = Patch(label=f"{RANK_ENVELOPE_PROB:.0%} envelope of a chain's curve", **style)
     explanation = (
-        f"p = multi-chain rank uniformity test (ArviZ); p < α = {alpha:.2g} means the chains "
-        "sample different distributions"
+        f"red p < α = {alpha:.2g}: the panel's chains fail ArviZ's multi-chain rank "
+        "uniformity test (they sample different distributions)"
     )
     figure = pc.viz["figure"].item()
     figure.legend(handles=[envelope], loc="outside upper center", title=explanation)
@@ -226,6 +249,34 @@ def rank_thinning(est, max_draws: int | None) -> int:
         raise ValueError(f"max_draws: expected a positive integer or None, got {max_draws!r}.")
     draws = est.idata_["posterior"].sizes["draw"]
     return max(1, -(-draws // int(max_draws)))  # ceil: never more than max_draws per chain
+
+
+def _rank_p_values_shown(pc, posterior: xr.Dataset, alpha: float) -> xr.Dataset:
+    """The p-value of each panel's rank uniformity test, as far as the labels need it: read
+    from ArviZ's labels (two decimals) when every panel clearly passes, else computed again
+    (:func:`_rank_p_values`, as long as ArviZ's own test), so that a failing panel gets its
+    exact p-value."""
+    shown = {}
+    for name, axes in pc.viz["plot"].items():
+        values = np.full(axes.shape, np.nan)
+        for index, ax in np.ndenumerate(axes.values):
+            labels = [_ARVIZ_P_VALUE.match(text.get_text()) for text in ax.texts]
+            printed = [float(match.group(1)) for match in labels if match]
+            if len(printed) == 1 and printed[0] - 0.005 >= alpha:  # p ≥ printed − rounding
+                values[index] = printed[0]
+        shown[name] = xr.DataArray(values, dims=axes.dims, coords=axes.coords)
+    if all(np.isfinite(values.values).all() for values in shown.values()):
+        return xr.Dataset(shown)
+    return _rank_p_values(posterior)
+
+
+def _rank_p_values(posterior: xr.Dataset) -> xr.Dataset:
+    """p-value of ArviZ's multi-chain rank uniformity test of each scalar, as
+    ``arviz.plot_rank`` computes it (relative ranks over chains and draws)."""
+    sample_dims = ["chain", "draw"]
+    ranks = posterior.azstats.compute_ranks(dim=sample_dims, relative=True)
+    p_values, _, _ = ranks.azstats.mchain_uniformity_test(dim=sample_dims)
+    return p_values
 
 
 def _rank_envelope(posterior: xr.Dataset) -> xr.Dataset:

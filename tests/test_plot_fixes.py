@@ -5,6 +5,7 @@ Each test inspects the matplotlib Figure as drawn (window extents after a draw),
 that made it. The fits are conjugate (exact draws, nothing compiles).
 """
 
+import copy
 import itertools
 import re
 from html.parser import HTMLParser
@@ -13,6 +14,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import pytest
+import xarray as xr
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 from sklearn.datasets import load_digits
@@ -249,17 +251,52 @@ def test_rank_plot_draws_the_envelope_in_every_panel_and_lists_it(digits_plots):
     assert any("envelope" in text for text in texts)
 
 
-def test_rank_plot_explains_its_p_value_labels(digits_plots):
+def _rank_test_labels(figure: Figure) -> dict[str, str]:
+    """Panel title -> the label of a failed rank test in that panel."""
+    return {
+        ax.get_title(): text.get_text()
+        for ax in figure.axes
+        for text in ax.texts
+        if text.get_gid() == "rank test failed"
+    }
+
+
+def test_rank_plot_prints_no_p_values_when_the_chains_agree(digits_plots):
     text = _figure_texts(digits_plots["plot_rank"])
-    assert "p=" in text  # ArviZ's label on every panel
-    assert re.search(r"p = .*uniformity.*α = 0\.01", text, flags=re.S), text
+    assert "p=" not in text and "α=" not in text  # ArviZ's "p=1.00(α=0.01)" in every panel
+    assert _rank_test_labels(digits_plots["plot_rank"]) == {}
+    assert re.search(r"red p < α = 0\.01.*uniformity", text, flags=re.S), text
 
 
-def test_report_rank_caption_explains_the_envelope_and_p(small_report):
+def test_rank_plot_marks_only_the_panels_whose_chains_differ(map_equals_mle):
+    est = copy.deepcopy(map_equals_mle)
+    tree = est.idata_.copy()
+    posterior = tree["posterior"].to_dataset()
+    shifted = posterior["feature_prob"].values.copy()
+    shifted[1, :, 0, 0] *= 1.3  # chain 1 of one parameter sits elsewhere
+    posterior["feature_prob"] = (posterior["feature_prob"].dims, shifted)
+    tree["posterior"] = posterior
+    est.idata_ = tree
+    labels = _rank_test_labels(_drawn(_figure(plots.plot_rank(est))))
+    # ArviZ's own test on the same draws, computed here.
+    draws = posterior["feature_prob"].values[:, :, 0, 0]
+    ranks = xr.DataArray(draws, dims=("chain", "draw")).azstats.compute_ranks(
+        dim=["chain", "draw"], relative=True
+    )
+    p_value = float(ranks.azstats.mchain_uniformity_test(dim=["chain", "draw"])[0])
+    assert p_value < 0.01
+    (title,) = labels  # one panel: the shifted parameter
+    assert title.startswith("feature_prob") and title.endswith(
+        f"{est.classes_[0]}, {est.closed_form_['feature'].values[0]}"
+    )
+    assert labels[title].endswith("chains differ")
+
+
+def test_report_rank_caption_explains_the_envelope_and_the_red_labels(small_report):
     caption = re.search(r'<figure id="rank">.*?<figcaption>(.*?)</figcaption>', small_report, re.S)
     assert caption is not None
-    assert "grey band" in caption.group(1) and "p=" in caption.group(1)
-    assert "α = 0.01" in caption.group(1)
+    assert "grey band" in caption.group(1) and "p &lt; α = 0.01" in caption.group(1)
+    assert "in red" in caption.group(1)
 
 
 # -- classes left out -------------------------------------------------------------------------
@@ -395,13 +432,22 @@ class _Rows(HTMLParser):
             self.headers.append(data.strip())
 
 
-def test_report_of_a_conjugate_fit_lists_no_nuts_settings(small_report):
-    start = small_report.index("<h2>Hyperparameters</h2>")
-    table = small_report[start : small_report.index("</table>", start)]
+def _settings(report_text: str) -> list[str]:
+    start = report_text.index("<h2>Hyperparameters</h2>")
+    table = report_text[start : report_text.index("</table>", start)]
     parser = _Rows()
     parser.feed(table)
-    assert "alpha" in parser.headers and "draws" in parser.headers
-    assert not set(NUTS_ONLY) & set(parser.headers), parser.headers
+    return parser.headers
+
+
+def test_report_of_a_conjugate_fit_lists_no_nuts_settings(small_report):
+    settings = _settings(small_report)
+    assert "alpha" in settings and "draws" in settings
+    assert not set(NUTS_ONLY) & set(settings), settings
+
+
+def test_report_lists_no_display_only_settings(small_report):
+    assert "progressbar" not in _settings(small_report)
 
 
 # -- no empty panels --------------------------------------------------------------------------

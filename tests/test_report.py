@@ -1,7 +1,9 @@
 """Plots (bayesgen.plots) and the HTML report (bayesgen.reporting)."""
 
+import dataclasses
 import html
 import shutil
+import warnings
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -11,7 +13,7 @@ from arviz_plots import PlotCollection, PlotMatrix
 from conftest import offline_chromium
 from matplotlib.figure import Figure
 
-from bayesgen import GaussianDiscriminantAnalysis, MultinomialNB, plots
+from bayesgen import GaussianDiscriminantAnalysis, MultinomialNB, plots, plots_predictive
 from bayesgen import closed_form as cf
 from bayesgen.plots_selection import mpl_text
 from bayesgen.reporting import report
@@ -190,6 +192,20 @@ def test_top_features_lists_the_k_most_probable_words_per_class(mnb):
         assert len(ax.collections) == 2  # thin (94 %) and thick (50 %) interval lines
 
 
+def test_top_features_shorten_long_feature_names(tmp_path):
+    rng = np.random.default_rng(3)
+    X, y = _word_counts(rng, 60)
+    X.columns = [f"a rather long feature name number {j}, as a vectorizer makes" for j in range(12)]
+    est = MultinomialNB(inference="conjugate", compute_map=False, draws=50, random_seed=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # e.g. "constrained_layout not applied"
+        figure = plots.plot_top_features(est.fit(X, y), k=3)
+        figure.draw_without_rendering()
+    shown = [t.get_text() for ax in figure.axes for t in ax.get_yticklabels()]
+    assert shown and all(len(text) == 30 and text.endswith("…") for text in shown)
+    assert all(X.columns[0].startswith(text[:-1]) for text in shown)
+
+
 # -- GDA ------------------------------------------------------------------------------------------
 
 
@@ -300,6 +316,63 @@ def test_predictive_intervals_show_one_interval_per_example(mnb, text_data):
     assert points == 10
 
 
+def _flipped(y, rows):
+    """Labels with the given rows swapped to the other class: misclassified on purpose."""
+    y = np.array(y, dtype=object)
+    y[rows] = np.where(y[rows] == CLASSES[0], CLASSES[1], CLASSES[0])
+    return y
+
+
+def test_predictive_intervals_show_every_misclassified_and_the_least_confident(mnb, text_data):
+    _, _, X_test, y_test = text_data
+    y = _flipped(y_test, [3, 17, 29, 33])
+    wrong = np.flatnonzero(mnb.predict(X_test) != y)  # by predict, not by the plot's code
+    assert 4 <= wrong.size < 10
+    chosen = plots_predictive.interval_rows(mnb, X_test, y, max_examples=10)
+    assert len(chosen.rows) == 10 and len(set(chosen.rows)) == 10
+    assert set(wrong) <= set(chosen.rows)
+    right = np.setdiff1d(np.arange(len(y)), wrong)
+    confidence = mnb.predict_proba(X_test).max(axis=1)
+    n_doubtful = -(-(10 - wrong.size) // 2)
+    doubtful = right[np.argsort(confidence[right], kind="stable")[:n_doubtful]]
+    assert set(doubtful) <= set(chosen.rows)
+    assert (chosen.misclassified, chosen.least_confident) == (wrong.size, n_doubtful)
+    figure = plots.plot_predictive_intervals(mnb, X_test, y, max_examples=10)
+    (ax,) = figure.axes
+    red = [line for line in ax.lines if line.get_label() == "misclassified"]
+    assert sum(len(line.get_xdata()) for line in red) == wrong.size
+    assert f"all {wrong.size} misclassified" in ax.get_xlabel()
+
+
+def test_predictive_intervals_keep_the_most_confidently_wrong_when_too_many(mnb, text_data):
+    _, _, X_test, y_test = text_data
+    y = _flipped(y_test, np.arange(len(y_test)))  # nearly every row misclassified
+    wrong = np.flatnonzero(mnb.predict(X_test) != y)
+    assert wrong.size > 5
+    true_prob = mnb.predict_proba(X_test)[np.arange(len(y)), np.searchsorted(mnb.classes_, y)]
+    expected = wrong[np.argsort(true_prob[wrong], kind="stable")[:5]]
+    chosen = plots_predictive.interval_rows(mnb, X_test, y, max_examples=5)
+    assert chosen.rows.tolist() == expected.tolist()
+    assert chosen.n_misclassified == wrong.size
+    figure = plots.plot_predictive_intervals(mnb, X_test, y, max_examples=5)
+    assert f"the 5 most confidently wrong of {wrong.size}" in figure.axes[0].get_xlabel()
+
+
+@pytest.mark.parametrize("max_examples", [0, -3, 2.5, True])
+def test_predictive_intervals_reject_a_count_that_is_not_positive(mnb, text_data, max_examples):
+    _, _, X_test, y_test = text_data
+    with pytest.raises(ValueError, match="max_examples: expected a positive integer"):
+        plots.plot_predictive_intervals(mnb, X_test, y_test, max_examples=max_examples)
+
+
+def test_held_out_plots_reject_probabilities_of_another_shape(mnb, text_data):
+    _, _, X_test, y_test = text_data
+    with pytest.raises(ValueError, match=r"proba: expected est.predict_proba\(X\)"):
+        plots.plot_calibration(mnb, X_test, y_test, proba=np.ones((3, 2)))
+    with pytest.raises(ValueError, match="X, y: expected one label per row; got 40 rows"):
+        plots.plot_predictive_intervals(mnb, X_test, y_test[:5])
+
+
 def test_unknown_labels_are_rejected(mnb, text_data):
     with pytest.raises(ValueError, match="not among the fitted classes_"):
         plots.plot_calibration(mnb, text_data[2], ["eggs"] * len(text_data[3]))
@@ -364,6 +437,87 @@ def test_report_links_only_files_next_to_it(mnb_report):
             assert "/" not in target and ":" not in target
             assert (mnb_report.parent / target).is_file()
     assert "<link" not in text
+
+
+def test_report_headline_is_the_exact_leave_one_out_score_of_the_labels(mnb, mnb_report):
+    import bayesgen
+
+    text = mnb_report.read_text(encoding="utf-8")
+    proba = bayesgen.loo_proba(mnb)  # exact p(y_i | x_i, data without row i)
+    codes = mnb.idata_["observed_data"]["y"].values  # each row's class, as an index
+    log_score = np.log(proba[np.arange(len(codes)), codes])
+    expected = f"elpd_loo = {log_score.sum():,.1f} ± {np.sqrt(len(codes) * log_score.var()):,.1f}"
+    accuracy = np.mean(proba.argmax(axis=1) == codes)
+    headline = text.split('<p class="headline">')[1].split("</p>")[0]
+    assert "training labels" in headline and expected in headline
+    assert f"accuracy {accuracy:.1%}" in headline
+    assert "log p(yᵢ | xᵢ, training data without row i)" in text
+    # The PSIS figure is named for what it scores: whole rows, features and label.
+    loo_caption = text.split('<figure id="loo">')[1].split("</figure>")[0]
+    assert "log p(x_i, y_i)" in loo_caption and "label score at the top" in loo_caption
+
+
+def test_report_says_why_the_label_score_is_missing(text_data, tmp_path):
+    X, y, _, _ = text_data
+    weighted = MultinomialNB(inference="conjugate", compute_map=False, draws=50, random_seed=0)
+    weighted.fit(X, y, sample_weight=np.full(len(y), 2.0))
+    text = report(weighted, tmp_path, max_features=1).read_text(encoding="utf-8")
+    headline = text.split('<p class="headline">')[1].split("</p>")[0]
+    assert "not available" in headline and "sample_weight" in headline
+
+
+def _verdict(text: str) -> tuple[str, str]:
+    start = text.index("<h2>Posterior against the closed forms</h2>")
+    paragraph = text[start:].split('<p class="', 1)[1]
+    level, rest = paragraph.split('">', 1)
+    return level, html.unescape(rest.split("</p>", 1)[0])
+
+
+def test_report_verdict_tells_a_failed_diagnostic_from_a_wrong_posterior(mnb, tmp_path):
+    from bayesgen.checks import compare
+
+    comparison = compare(mnb)
+    tripped = dataclasses.replace(comparison, diagnostics_ok=False, ok=False)
+    level, sentence = _verdict(report(mnb, tmp_path / "a", comparison=tripped).read_text())
+    assert level == "fail"
+    assert "every row agrees" in sentence and "does not agree" not in sentence
+    borderline = dataclasses.replace(comparison, borderline=["R-hat 1.0102 at x (borderline)"])
+    text = report(mnb, tmp_path / "b", comparison=borderline).read_text(encoding="utf-8")
+    assert _verdict(text)[0] == "warn"
+    assert "<li>R-hat 1.0102 at x (borderline)</li>" in text
+    # A row that disagrees: the posterior is wrong.
+    disagree = comparison.table.assign(agrees=comparison.table.index != 0)
+    wrong = dataclasses.replace(comparison, table=disagree, agrees=False, ok=False)
+    level, sentence = _verdict(report(mnb, tmp_path / "c", comparison=wrong).read_text())
+    assert level == "fail" and "does not agree" in sentence
+
+
+def test_report_shows_the_worst_rows_in_the_comparisons_own_order(mnb, tmp_path, monkeypatch):
+    from bayesgen.checks import Comparison, compare
+
+    comparison = compare(mnb)
+    assert len(comparison.table) > 10
+    order = [7, 0, 25, 3, 19, 11, 2, 24, 5, 13]  # no sort of any column gives this order
+    monkeypatch.setattr(Comparison, "worst", lambda self, k=10: self.table.iloc[order[:k]])
+    text = report(mnb, tmp_path, comparison=comparison).read_text(encoding="utf-8")
+    table = text.split('<table class="comparison">')[1].split("</table>")[0]
+    shown = [
+        html.unescape(row.split("<td>")[2].split("</td>")[0]) for row in table.split("<tr>")[2:]
+    ]
+    assert shown == comparison.table["coords"].iloc[order].tolist()
+
+
+def test_report_states_the_data_the_fit_date_and_the_versions(mnb, mnb_report, text_data):
+    from importlib.metadata import version
+
+    text = html.unescape(mnb_report.read_text(encoding="utf-8"))
+    _, y, _, _ = text_data
+    per_class = ", ".join(f"{label}: {np.sum(y == label)}" for label in sorted(CLASSES))
+    assert f"80 training rows × 12 features; 2 classes (rows per class: {per_class})" in text
+    created = mnb.idata_["posterior"].attrs["created_at"]  # ISO 8601, in UTC
+    assert f"<th>fitted</th><td>{created[:10]} {created[11:16]} UTC</td>" in text
+    for package, label in (("bayesgen", "bayesgen"), ("pymc", "PyMC"), ("arviz", "ArviZ")):
+        assert f"{label} {version(package)}" in text
 
 
 def test_report_says_why_energy_is_missing(mnb_report):
@@ -465,6 +619,34 @@ def test_index_html_shows_every_section_readably_in_headless_chromium(mnb_report
             ".map(th => th.textContent)"
         )
         assert "alpha" in settings and "tune" not in settings  # a conjugate fit: no NUTS settings
+        assert "progressbar" not in settings  # it changes what a fit prints, not what it fits
+    finally:
+        driver.quit()
+
+
+@pytest.mark.parametrize("width", [1280, 900])
+def test_comparison_table_fits_the_page_in_headless_chromium(tmp_path, width):
+    rng = np.random.default_rng(3)
+    X, y = _word_counts(rng, 60)
+    X.columns = [f"a rather long feature name number {j}, as a vectorizer makes" for j in range(12)]
+    est = MultinomialNB(alpha=2.0, inference="conjugate", draws=100, random_seed=0).fit(X, y)
+    index = report(est, tmp_path / "report", max_features=1)
+    driver = _chromium(tmp_path)
+    try:
+        driver.set_window_size(width, 1000)
+        driver.get(index.as_uri())
+        widths = driver.execute_script(
+            "const t = document.querySelector('table.comparison');"
+            "return [t.scrollWidth, t.parentElement.clientWidth,"
+            " document.documentElement.scrollWidth, document.documentElement.clientWidth,"
+            " t.querySelectorAll('th').length]"
+        )
+        table, container, page, window, columns = widths
+        assert columns >= 12  # MAP and mode included: α = 2 has an interior mode
+        if width >= 1280:  # a laptop screen shows the whole table
+            assert table <= container, f"the table is {table} px wide in {container} px"
+        # Narrower, the table scrolls in its own box: the page never scrolls sideways.
+        assert page <= window, f"the page scrolls sideways: {page} px in {window} px"
     finally:
         driver.quit()
 
