@@ -334,6 +334,42 @@ def test_readme_tells_a_new_shell_where_bayesgen_is():
     assert ". .venv/bin/activate" in commands or "source .venv/bin/activate" in commands
 
 
+def layout_modules(readme: str) -> set[str]:
+    """The package's modules that the README's layout table names, as paths under bayesgen/.
+
+    A row's first cell starts with its folder (``bayesgen/`` or ``bayesgen/families/``); the
+    other file names in the row are in that folder.
+    """
+    named = set()
+    section = readme.split("## Layout", 1)[1].split("\n## ", 1)[0]
+    for row in section.splitlines():
+        first = re.match(r"\| `(bayesgen/(?:families/)?)", row)
+        if first:
+            folder = first.group(1).removeprefix("bayesgen/")
+            named |= {folder + name for name in re.findall(r"`(?:bayesgen/)?([\w/]+\.py)`", row)}
+    return named
+
+
+def test_readme_layout_names_every_module_and_only_those():
+    package = ROOT / "bayesgen"
+    modules = {
+        str(path.relative_to(package))
+        for path in package.rglob("*.py")
+        if path.relative_to(package).as_posix() != "__init__.py"
+    }
+    assert layout_modules((ROOT / "README.md").read_text("utf-8")) == modules
+
+
+def test_layout_modules_reads_folders_and_names():
+    readme = (
+        "## Layout\n| path | what |\n|---|---|\n"
+        "| `bayesgen/families/` | `gda.py` and `__init__.py` |\n"
+        "| `bayesgen/io.py`, `cli.py` | disk |\n| `models/` | data |\n"
+        "## Tests\n| `bayesgen/x.py` |\n"
+    )
+    assert layout_modules(readme) == {"families/gda.py", "families/__init__.py", "io.py", "cli.py"}
+
+
 def test_skip_lists_name_existing_blocks():
     blocks = [b for page in PAGES for b in page_blocks(page)]
     for table in (SKIPPED_BLOCKS, SLOW):
