@@ -64,6 +64,46 @@ def check_params(cls, params: dict):
     return estimator
 
 
+def check_binarize(estimator, closed_form: xr.Dataset) -> None:
+    """``binarize``, the one parameter about the data that predictions apply, passes the data
+    layer's rule and is the threshold the closed form was computed with (its attrs).
+
+    Raises
+    ------
+    ValueError
+        Naming both values where they differ.
+
+    Examples
+    --------
+    >>> from bayesgen import BernoulliNB
+    >>> from bayesgen.file_checks import check_binarize
+    >>> est = BernoulliNB(inference="conjugate", binarize=0.5).fit([[1, 0], [0, 2]], ["a", "b"])
+    >>> check_binarize(est, est.closed_form_)
+    >>> check_binarize(est.set_params(binarize=None), est.closed_form_)
+    Traceback (most recent call last):
+    ...
+    ValueError: params say binarize=None but the closed_form group was computed with binarize=0.5.
+    """
+    from bayesgen.data import check_binarize as rule
+
+    if "binarize" not in estimator.get_params(deep=False):
+        return
+    values = {}
+    for where, value in (("params", estimator.binarize), ("closed_form attribute", None)):
+        if where != "params":
+            value = closed_form.attrs.get("binarize")
+            value = value.item() if isinstance(value, np.generic) else value
+        try:
+            values[where] = rule(value)
+        except (TypeError, ValueError) as error:
+            raise ValueError(f"{where}: {error}") from None
+    if values["params"] != values["closed_form attribute"]:
+        raise ValueError(
+            f"params say binarize={values['params']!r} but the closed_form group was computed "
+            f"with binarize={values['closed_form attribute']!r}."
+        )
+
+
 def check_statistics(closed_form: xr.Dataset) -> None:
     """Counts finite and non-negative, sizes that agree with them, scatters that are scatters.
 
@@ -270,6 +310,7 @@ def _check_sizes(closed_form: xr.Dataset) -> None:
     for key, minimum, maximum, meaning in (
         ("partial_fit_calls", 1, None, "the number of partial_fit calls"),
         ("feature_names_given", 0, 1, "0 or 1"),
+        ("dask_chunks", 1, None, "the number of Dask row chunks"),
     ):
         if key not in attrs:
             continue

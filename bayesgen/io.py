@@ -613,6 +613,7 @@ def _check_parts(tree: xr.DataTree, cls, params: dict, closed_form: xr.Dataset) 
 
     try:
         estimator = file_checks.check_params(cls, params)
+        file_checks.check_binarize(estimator, closed_form)
         file_checks.check_statistics(closed_form)
         file_checks.check_groups_together(tree)
         file_checks.check_recomputed(estimator, closed_form)

@@ -335,6 +335,34 @@ def test_params_are_checked_by_the_estimators_own_rules(tmp_path, changes, expec
     assert _refused(_tampered(_fit(), tmp_path, _params(**changes))) == expected
 
 
+@pytest.mark.parametrize(
+    ("change", "expected"),
+    [
+        (_params(binarize="x"), "params: binarize: expected a finite real threshold or None; "
+                                "got str 'x'."),
+        (_params(binarize=None), "params say binarize=None but the closed_form group was "
+                                 "computed with binarize=1.5."),
+        (_closed_form(lambda d: d.assign_attrs(binarize=0.5)),
+         "params say binarize=1.5 but the closed_form group was computed with binarize=0.5."),
+        (_closed_form(lambda d: d.assign_attrs(binarize="y")),
+         "closed_form attribute: binarize: expected a finite real threshold or None; got str "
+         "'y'."),
+    ],
+    ids=["params text", "params none", "attribute differs", "attribute text"],
+)  # fmt: skip
+def test_binarize_is_checked_and_must_be_the_closed_forms(tmp_path, change, expected):
+    est = _fit(bayesgen.BernoulliNB, binarize=1.5)
+    assert _refused(_tampered(est, tmp_path, change)) == expected
+
+
+def test_dask_chunks_that_are_not_a_count_are_named(tmp_path):
+    change = _closed_form(lambda d: d.assign_attrs(dask_chunks=-3))
+    assert _refused(_tampered(_fit(), tmp_path, change)) == (
+        "closed_form attribute dask_chunks: expected an integer >= 1 (the number of Dask row "
+        "chunks); got -3."
+    )
+
+
 def test_a_short_nuts_setting_in_a_file_loads_without_a_fit_warning(tmp_path, recwarn):
     # tune=5 warns at fit; a file that records it is not refused nor warned about at load.
     path = _tampered(_fit(), tmp_path, _params(tune=5))
