@@ -218,7 +218,7 @@ def test_lazy_idata_equals_the_draws_made_at_once(model):
     X, y = gaussian_data() if model is GaussianDiscriminantAnalysis else counts_data()
     est = model(inference="conjugate", random_seed=3, draws=200, prior_draws=50).fit(X, y)
     reference = inference.conjugate_posterior(
-        est.closed_form_, draws=200, chains=2, random_seed=3, prior_draws=50
+        est.closed_form_, draws=200, chains=est.chains, random_seed=3, prior_draws=50
     )
     for group in ("posterior", "prior"):
         for name, values in reference[group].data_vars.items():

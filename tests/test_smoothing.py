@@ -23,7 +23,8 @@ FAST = {"inference": "conjugate", "compute_map": False, "draws": 20, "prior_draw
 
 #: What the naive Bayes alpha accepts, as a parameter and on the command line.
 ALPHA = (
-    "a finite number > 0 or 'evidence' or 'evidence_per_class' or an array of one λ > 0 per class"
+    "a finite number > 0 or 'evidence' or 'evidence_per_class' or a mapping "
+    "{class label: λ > 0} (a dict or a pandas Series indexed by the classes)"
 )
 CLI_ALPHA = (
     "a finite number > 0, 'evidence', 'evidence_per_class' or one λ > 0 per class label "
