@@ -387,6 +387,8 @@ ROUND_TRIPS = {
 }
 
 
+# Five rows are too few for the evidence to bound class_alpha: not what is tested here.
+@pytest.mark.filterwarnings("ignore::bayesgen.smoothing.EvidenceBoundaryWarning")
 @pytest.mark.parametrize("how", ["fit", "weighted", "partial_fit"])
 @pytest.mark.parametrize("case", ROUND_TRIPS, ids=str)
 def test_every_file_bayesgen_writes_passes_the_checks(tmp_path, case, how):
