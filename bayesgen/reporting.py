@@ -455,7 +455,7 @@ figcaption { color: #444; margin-top: 0.3rem; }
 .wide { overflow-x: auto; max-width: 100%; }
 table.comparison { width: 100%; font-size: 0.8rem; }
 table.comparison th { vertical-align: bottom; }
-table.comparison td { overflow-wrap: anywhere; }
+table.comparison td.coords { overflow-wrap: anywhere; }
 table.comparison td.number { text-align: right; white-space: nowrap;
                              font-variant-numeric: tabular-nums; }
 .headline { font-size: 1.15rem; margin: 1rem 0; }
@@ -599,7 +599,7 @@ def _comparison_html(comparison) -> str:
         for column in _REPORT_COLUMNS
         if column in shown.columns
         and not (column in _MAP_COLUMNS and not comparison.map_computed)
-        and not (shown[column].dtype == object and (shown[column] == "").all())
+        and not shown[column].astype(str).eq("").all()  # e.g. no diagnostic to name
     ]
     header = "".join(f"<th>{e(_REPORT_COLUMNS[column])}</th>" for column in columns)
     body = "".join(
@@ -623,7 +623,9 @@ def _comparison_html(comparison) -> str:
 
 def _cell(column: str, value) -> str:
     if isinstance(value, bool | np.bool_) or not isinstance(value, int | float | np.number):
-        return f"<td>{html.escape(str(value))}</td>"
+        # Only the coordinates may break anywhere: a vocabulary's words can be long.
+        where = ' class="coords"' if column == "coords" else ""
+        return f"<td{where}>{html.escape(str(value))}</td>"
     if not np.isfinite(value):
         text = "" if np.isnan(value) else f"{value}"
     elif column == "ess_bulk":

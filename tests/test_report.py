@@ -502,9 +502,13 @@ def test_report_shows_the_worst_rows_in_the_comparisons_own_order(mnb, tmp_path,
     text = report(mnb, tmp_path, comparison=comparison).read_text(encoding="utf-8")
     table = text.split('<table class="comparison">')[1].split("</table>")[0]
     shown = [
-        html.unescape(row.split("<td>")[2].split("</td>")[0]) for row in table.split("<tr>")[2:]
+        html.unescape(row.split('<td class="coords">')[1].split("</td>")[0])
+        for row in table.split("<tr>")[2:]
     ]
     assert shown == comparison.table["coords"].iloc[order].tolist()
+    # Columns with nothing to show are left out: no MAP (compute_map=False), no diagnostic.
+    assert not mnb.compute_map and "<th>MAP</th>" not in table
+    assert (comparison.table["diagnostic"] == "").all() and "<th>diagnostic</th>" not in table
 
 
 def test_report_states_the_data_the_fit_date_and_the_versions(mnb, mnb_report, text_data):
