@@ -247,13 +247,14 @@ def test_aggregated_draws_refuse_bad_concentrations_instead_of_looping():
 # Parts that disagree: estimates against the statistics they follow from.
 
 
-def test_class_count_changed_beside_its_class_prob_is_refused(tmp_path):
+@pytest.mark.parametrize("options", [{}, {"alpha_prior": (2.0, 1.0)}], ids=["λ", "hyperprior"])
+def test_class_count_changed_beside_its_class_prob_is_refused(tmp_path, options):
     def change(dataset):
         dataset = dataset.assign(class_count=("class", [1000.0, 1.0]))
         dataset.attrs["n_samples"] = 1001  # the size agrees: only the estimates disagree
         return dataset
 
-    message = _refused(_tampered(_fit(), tmp_path, _closed_form(change)))
+    message = _refused(_tampered(_fit(**options), tmp_path, _closed_form(change)))
     # class_prob = (N_k + 1) / (N + 2): stored (3 + 1) / 7, given (1000 + 1) / 1003
     assert message.startswith(
         f"closed_form 'class_prob' is not what its statistics (class_count, feature_count) "
