@@ -121,7 +121,7 @@ def check_statistics(closed_form: xr.Dataset) -> None:
     >>> check_statistics(fit.assign(class_count=("class", [1.0, -2.0])))
     Traceback (most recent call last):
     ...
-    ValueError: closed_form 'class_count' holds 1 negative counts (first -2 at class='b'); ...
+    ValueError: closed_form 'class_count' holds negative counts (1 of 2; the first, -2, at ...
     """
     model_family = family(closed_form)
     for name in model_family.statistics:
@@ -131,16 +131,16 @@ def check_statistics(closed_form: xr.Dataset) -> None:
         finite = np.isfinite(values)
         if not finite.all():
             raise ValueError(
-                f"closed_form {name!r} holds {np.count_nonzero(~finite)} NaN or infinite "
-                f"values (first at {_where(closed_form[name], ~finite)}); expected finite "
-                "statistics."
+                f"closed_form {name!r} holds NaN or infinite values ({np.count_nonzero(~finite)} "
+                f"of {values.size}; the first at {_where(closed_form[name], ~finite)}); expected "
+                "finite statistics."
             )
         if name.endswith("count") and (values < 0).any():
             negative = values < 0
             raise ValueError(
-                f"closed_form {name!r} holds {np.count_nonzero(negative)} negative counts "
-                f"(first {values[negative][0]:g} at {_where(closed_form[name], negative)}); "
-                "expected counts >= 0."
+                f"closed_form {name!r} holds negative counts ({np.count_nonzero(negative)} of "
+                f"{values.size}; the first, {values[negative][0]:g}, at "
+                f"{_where(closed_form[name], negative)}); expected counts >= 0."
             )
     _check_sizes(closed_form)
     if "n_categories" in closed_form and "category_mask" in closed_form:

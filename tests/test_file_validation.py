@@ -194,11 +194,11 @@ def test_n_samples_that_is_not_the_total_count_is_refused(tmp_path):
 @pytest.mark.parametrize(
     ("value", "fragment"),
     [
-        (-5.0, "closed_form 'feature_count' holds 1 negative counts (first -5 at class='ham', "
-               "feature='x1'); expected counts >= 0."),
-        (np.nan, "closed_form 'feature_count' holds 1 NaN or infinite values (first at "
+        (-5.0, "closed_form 'feature_count' holds negative counts (1 of 8; the first, -5, at "
+               "class='ham', feature='x1'); expected counts >= 0."),
+        (np.nan, "closed_form 'feature_count' holds NaN or infinite values (1 of 8; the first at "
                  "class='ham', feature='x1'); expected finite statistics."),
-        (np.inf, "closed_form 'feature_count' holds 1 NaN or infinite values"),
+        (np.inf, "closed_form 'feature_count' holds NaN or infinite values (1 of 8; "),
     ],
     ids=["negative", "nan", "inf"],
 )  # fmt: skip
@@ -211,7 +211,10 @@ def test_partial_fit_file_with_a_bad_count_is_refused_not_hanging(tmp_path, valu
 
 def test_negative_class_count_is_refused(tmp_path):
     message = _refused(_tampered(_fit(), tmp_path, _set_cell("class_count", 1, -2.0)))
-    assert message.startswith("closed_form 'class_count' holds 1 negative counts (first -2 at ")
+    assert message == (
+        "closed_form 'class_count' holds negative counts (1 of 2; the first, -2, at "
+        "class='spam'); expected counts >= 0."
+    )
 
 
 HANG = textwrap.dedent(
@@ -238,7 +241,7 @@ def test_aggregated_draws_refuse_bad_concentrations_instead_of_looping():
     assert result.returncode == 0, result.stderr
     expected = (
         "concentration: expected finite Dirichlet concentrations >= 0 (counts + λ); got "
-        "np.float64({}) at index [0, 2] (1 such values)."
+        "np.float64({}) at index [0, 2] (1 of 6 values are not)."
     )
     assert result.stdout.splitlines() == [expected.format(v) for v in ("-4.0", "nan", "inf")]
 

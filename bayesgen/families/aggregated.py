@@ -87,7 +87,7 @@ def aggregated_multinomial_log_joint(
             raise ValueError(
                 f"{name}: expected finite Dirichlet concentrations >= 0 (counts + λ); got "
                 f"{values[bad][0]!r} at index {np.argwhere(bad)[0].tolist()} "
-                f"({np.count_nonzero(bad)} such values)."
+                f"({np.count_nonzero(bad)} of {values.size} values are not)."
             )
 
     from bayesgen.families import gamma_kernels
