@@ -511,6 +511,21 @@ def test_report_shows_the_worst_rows_in_the_comparisons_own_order(mnb, tmp_path,
     assert (comparison.table["diagnostic"] == "").all() and "<th>diagnostic</th>" not in table
 
 
+def test_report_table_holds_the_rows_that_tripped_a_diagnostic(mnb, tmp_path):
+    from bayesgen.checks import compare
+
+    comparison = compare(mnb)
+    table = comparison.table.copy()
+    worst_z = np.fmax(np.abs(table["z"]), np.abs(table["z_sd"]))
+    tripped = int(np.argmin(worst_z))  # the row a ranking by |z| would show last
+    table.loc[table.index[tripped], ["r_hat", "diagnostic"]] = [1.2, "fail"]
+    failed = dataclasses.replace(comparison, table=table, diagnostics_ok=False, ok=False)
+    text = report(mnb, tmp_path, comparison=failed).read_text(encoding="utf-8")
+    shown = text.split('<table class="comparison">')[1].split("</table>")[0]
+    assert f'<td class="coords">{html.escape(table["coords"].iloc[tripped])}</td>' in shown
+    assert "<td>fail</td>" in shown and '<td class="number">1.2000</td>' in shown
+
+
 def test_report_states_the_data_the_fit_date_and_the_versions(mnb, mnb_report, text_data):
     from importlib.metadata import version
 
