@@ -355,6 +355,7 @@ def compare(
         moments_ok = _exact_moments_agree(table)
         sample = _sampled_draws(est, exact_posterior, variables)
         n_sampled = _check_sampled_cells(table, checks, sample)
+    words = None if exact_posterior is None else sample[1]
     no_joint_mode = any(b.unbounded is not None and b.unbounded.any() for b in fitted_blocks)
     if map_point is not None and no_joint_mode:
         render.hide_artefacts(table)
@@ -362,13 +363,12 @@ def compare(
     draw_identities = [] if exact_posterior is not None else model_family.draw_identities(posterior)
     identity_ok, identity_ratio = _draw_identity_agreement(table, draw_identities)
     # Statistics of whole draws need every variable's draws too.
-    joint = (
-        _joint_table([])
+    statistics = (
+        []
         if exact_posterior is not None
-        else _joint_table(
-            model_family.joint_statistics(stats, posterior, alpha=alpha, class_alpha=class_alpha)
-        )
+        else model_family.joint_statistics(stats, posterior, alpha=alpha, class_alpha=class_alpha)
     )
+    joint = _joint_table(statistics + _prediction_statistics(est, model_family, stats, words))
 
     n_checks = int(np.isfinite(table["z"]).sum() + np.isfinite(table["z_sd"]).sum())
     n_checks += 2 * len(joint)
@@ -479,6 +479,27 @@ def compare(
         borderline=borderline,
         joint=joint,
     )
+
+
+#: Features whose one-word documents check the prediction draws of a conjugate fit.
+PREDICTION_WORDS = 200
+
+
+def _prediction_statistics(est, model_family, stats, words) -> list:
+    """Where predictions draw their own exact draws (a conjugate multinomial fit's
+    aggregated draws, not ``idata_``'s), statistics of those very draws (same seed, same
+    number): the family's ``prediction_statistics`` over a seeded sample of features."""
+    posterior = est.__dict__.get("posterior_")
+    if posterior is None:
+        return []
+    if words is None:
+        n_features = stats.sizes.get("feature", 0)
+        rng = np.random.default_rng([posterior.random_seed, 0x5A3])
+        words = np.sort(
+            rng.choice(n_features, size=min(PREDICTION_WORDS, n_features), replace=False)
+        )
+    n_draws = posterior.chains * posterior.draws_per_chain
+    return model_family.prediction_statistics(stats, words, n_draws, posterior.random_seed)
 
 
 def _joint_table(statistics) -> pd.DataFrame:

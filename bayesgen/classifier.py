@@ -533,6 +533,15 @@ class GenerativeClassifier(GenerativeWorkflow, ClassifierMixin, BaseEstimator):
     def predict_proba_draws(self, X) -> xr.DataArray:
         """p(y = k | x) for every posterior draw.
 
+        Which draws: a NUTS fit's, and every fit's whose family has no aggregated shortcut,
+        are ``idata_``'s. A conjugate multinomial fit draws, for each document, only the
+        cells it needs (its words and one remainder cell per class: Dirichlet aggregation),
+        ``chains`` x ``draws`` of them from counter-based streams keyed by the fit's seed:
+        the same law as ``idata_``'s draws and as many, not the same numbers, and the same
+        values whenever the document is predicted again. :func:`bayesgen.compare` checks
+        both: ``idata_``'s draws row by row, these through one-word documents (its
+        ``joint`` table, "prediction draws").
+
         Parameters
         ----------
         X : array-like, DataFrame or sparse matrix of shape (n_samples, n_features)

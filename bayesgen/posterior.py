@@ -53,7 +53,10 @@ class ConjugatePosterior:
         Seed of :meth:`idata`, of the fallback draws and of :meth:`draws` when none is
         given; None draws one from fresh entropy, kept so that repeated calls agree.
     chains, draws : int, default 2 and 1000
-        The fit's draws: those :meth:`idata` materialises and predictions average over.
+        The fit's draws: those :meth:`idata` materialises, and as many as predictions
+        average over. Where the family has an aggregated shortcut (the multinomial model,
+        :meth:`predict_proba_draws`) predictions draw their own, of the cells each document
+        needs: the same law, not the same numbers as :meth:`idata`'s.
     prior_draws : int, default 500
     dtype : {"float64", "float32"}, default "float64"
         As the estimator's parameters of the same names.

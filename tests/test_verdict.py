@@ -320,3 +320,39 @@ def test_convergence_problems_name_the_variable_and_count():
     problems = convergence_problems(bad, divergences=1)
     assert problems[0] == "1 divergent transition"
     assert "1 parameter of mu with R-hat above its family-wise limit" in problems
+
+
+# --------------------------------------------------------------------------------------------
+# The draws predictions use are checked too.
+
+
+def prediction_fit():
+    rng = np.random.default_rng(0)
+    X = rng.poisson(0.3, size=(60, 300))
+    y = np.repeat(["a", "b"], 30)
+    return MultinomialNB(inference="conjugate", random_seed=0, compute_map=False).fit(X, y)
+
+
+def test_the_prediction_draws_of_a_conjugate_multinomial_fit_are_checked():
+    result = compare(prediction_fit())
+    rows = result.joint[result.joint["statistic"].str.startswith("prediction draws")]
+    assert len(rows) == 4  # plain and signed, per class
+    assert rows["agrees"].all() and result.ok
+
+
+def test_prediction_draws_from_a_prior_one_too_strong_fail(monkeypatch):
+    """predict_proba's own draws (the aggregated kernel, not idata_'s) made from
+    Dirichlet(n + 2λ): only the prediction statistics can see it."""
+    import bayesgen.families.multinomial as multinomial
+
+    kernel = multinomial.aggregated_multinomial_log_joint
+    monkeypatch.setattr(
+        multinomial,
+        "aggregated_multinomial_log_joint",
+        lambda a, c, X, n, seed: kernel(a, c + 1.0, X, n, seed),
+    )
+    result = compare(prediction_fit())
+    rows = result.joint[result.joint["statistic"].str.startswith("prediction draws")]
+    assert not rows["agrees"].all()
+    assert result.table["agrees"].all()  # idata_'s draws are right
+    assert not result.ok

@@ -365,6 +365,15 @@ class Family:
         :mod:`bayesgen.joint_statistics`)."""
         return []
 
+    def prediction_statistics(
+        self, estimates: xr.Dataset, words: np.ndarray, n_draws: int, seed: int
+    ) -> list:
+        """Statistics with an exact law of the draws that predictions use where they are not
+        ``idata_``'s (:meth:`aggregated_log_joint`), over the features ``words``: a list of
+        :class:`bayesgen.joint_statistics.JointStatistic` (default: none, the predictions
+        use ``idata_``'s draws, which :func:`bayesgen.compare` reads)."""
+        return []
+
     # -- exact leave-one-out (bayesgen.loo) -----------------------------------------------
 
     def loo_log_joint(

@@ -147,6 +147,70 @@ class MultinomialFamily(NaiveBayesFamily):
             seed,
         )
 
+    def prediction_statistics(
+        self, estimates: xr.Dataset, words: np.ndarray, n_draws: int, seed: int
+    ) -> list:
+        """The draws predictions use (:meth:`aggregated_log_joint`), checked: one statistic
+        per class over one-word documents of ``words`` (positions in the vocabulary).
+
+        A one-word document w has log p(x, y = k | θ) = log π_k + log θ_kw, so u_w = π_k θ_kw
+        with π_k ~ Beta(a_k, a₀ − a_k) shared by the documents and θ_kw ~ Beta(c_kw, C_k −
+        c_kw) independent across them (each has its own remainder cell). The standardised
+        sum R = Σ_w (u_w − E u_w) / SD u_w / √Var has mean 0 and variance 1 exactly:
+        Var = Σ_w 1 + Var(π_k) ((Σ_w E θ_w / SD u_w)² − Σ_w (E θ_w / SD u_w)²).
+        """
+        import scipy.sparse as sp
+
+        from bayesgen.joint_statistics import JointStatistic
+
+        if has_alpha_prior(estimates) or len(words) == 0:
+            return []
+        documents = sp.csr_matrix(
+            (np.ones(len(words)), (np.arange(len(words)), words)),
+            shape=(len(words), estimates.sizes["feature"]),
+        )
+        joint = self.aggregated_log_joint(estimates, documents, n_draws, seed)
+        u = np.exp(joint)  # (draw, word, class)
+        class_concentration = estimates["class_count"].values + estimates.attrs["class_alpha"]
+        total = class_concentration.sum()
+        pi_mean = class_concentration / total
+        pi_square = class_concentration * (class_concentration + 1) / (total * (total + 1))
+        concentration = estimates["feature_count"].values + self.prior_pseudocounts(estimates)
+        concentration = np.broadcast_to(concentration, estimates["feature_count"].shape)
+        rows = concentration.sum(axis=1, keepdims=True)
+        cells = concentration[:, words]
+        theta_mean = (cells / rows).T  # (word, class)
+        theta_square = (cells * (cells + 1) / (rows * (rows + 1))).T
+        u_mean = pi_mean * theta_mean
+        u_sd = np.sqrt(pi_square * theta_square - u_mean**2)
+        # Signs s_w = ±1 turn a prior of the wrong strength (every θ_w pulled towards, or
+        # pushed away from, its prior mean) into one direction of the sum; unsigned, the
+        # words above and below their prior mean would cancel.
+        prior = np.broadcast_to(self.prior_pseudocounts(estimates), concentration.shape)
+        prior_mean = (prior / prior.sum(axis=1, keepdims=True))[:, words].T
+        signs = {
+            "": np.ones_like(theta_mean),
+            "signed by θ_w − prior mean, ": np.where(theta_mean >= prior_mean, 1.0, -1.0),
+        }
+        classes = estimates["class"].values
+        statistics = []
+        for label, sign in signs.items():
+            weight = sign * theta_mean / u_sd
+            variance = len(words) + (pi_square - pi_mean**2) * (
+                weight.sum(axis=0) ** 2 - (weight**2).sum(axis=0)
+            )
+            standardised = (sign * (u - u_mean) / u_sd).sum(axis=1) / np.sqrt(variance)
+            statistics += [
+                JointStatistic(
+                    name=f"prediction draws π θ_w of one-word documents, {label}class {classes[k]}",
+                    variable="feature_prob",
+                    standardised=standardised[None, :, k],
+                    fourth_moment=None,
+                )
+                for k in range(len(classes))
+            ]
+        return statistics
+
     def feature_simplices(self, estimates: xr.Dataset) -> tuple[np.ndarray, None]:
         """One simplex per class: its word counts over the vocabulary."""
         return estimates["feature_count"].values, None
