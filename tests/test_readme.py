@@ -69,17 +69,17 @@ SKIPPED_PAGES = {
 #: blocks after one of these on its page run there too (they continue from it).
 SLOW = {
     ("README.md", 'clf = bayesgen.MultinomialNB(alpha=1.0, inference="nuts"'): (
-        "NUTS: 50-100 s on 2 cores even with a warm compile cache"
+        "NUTS: 54 s on 2 shared cores with a warm compile cache"
     ),
     ("docs/getting-started.md", "import bayesgen"): (
-        "NUTS: 50-100 s on 2 cores even with a warm compile cache"
+        "NUTS, then a report of the NUTS fit: 36 + 38 s on 2 shared cores, warm cache"
     ),
     (
         "README.md",
         "bayesgen fit multinomial examples/messages.csv --target label --text-column "
         "text --output models/messages-nuts.nc",
     ): "NUTS, then the demo with NUTS (minutes)",
-    ("docs/large-models.md", "import dask"): "a Dask LocalCluster starts: 30 s on 2 cores",
+    ("docs/large-models.md", "import dask"): "a Dask LocalCluster starts: 8-30 s on 2 cores",
     ("docs/getting-started.md", "bayesgen demo --inference conjugate"): (
         "every model and its report: minutes on 2 cores"
     ),
@@ -110,7 +110,6 @@ def fenced_blocks(page: str, text: str) -> list[Block]:
     """The code blocks of one Markdown page, each with the ``text`` block that follows it."""
     found: list[tuple[int, int, str, str]] = []
     for match in FENCE.finditer(text):
-        line = text.count("\n", 0, match.start()) + 1
         found.append((match.start(), match.end(), match["info"].strip(), match["code"]))
     blocks = []
     for i, (_, end, language, code) in enumerate(found):
