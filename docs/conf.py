@@ -67,6 +67,9 @@ autodoc_typehints = "none"  # the numpydoc "Parameters" sections already give th
 autodoc_member_order = "bysource"
 autosummary_generate = True
 autosummary_generate_overwrite = True
+# A class page's "On this page" lists its methods as fit(), not MultinomialNB.fit(), which
+# the narrow right column cut off.
+toc_object_entries_show_parents = "hide"
 numpydoc_show_class_members = False
 numpydoc_show_inherited_class_members = False
 numpydoc_class_members_toctree = False
