@@ -366,7 +366,9 @@ def compare(
     statistics = (
         []
         if exact_posterior is not None
-        else model_family.joint_statistics(stats, posterior, alpha=alpha, class_alpha=class_alpha)
+        else model_family.joint_statistics(
+            stats, posterior, alpha=alpha, class_alpha=class_alpha, options=options
+        )
     )
     joint = _joint_table(statistics + _prediction_statistics(est, model_family, stats, words))
 

@@ -152,3 +152,70 @@ def statistic_z(statistic: JointStatistic) -> tuple[float, float, float]:
         square_variance = float(np.square(r).var(ddof=1))
     z_spread = (np.square(r).mean() - 1.0) / np.sqrt(square_variance / ess_square)
     return float(z_mean), float(z_spread), ess
+
+
+def chi_square_statistic(name: str, variable: str, values: np.ndarray, dof: float):
+    """A statistic that is χ²_dof in every draw: r = (Q − dof) / √(2 dof), E[r⁴] = 3 +
+    12 / dof."""
+    return JointStatistic(
+        name=name,
+        variable=variable,
+        standardised=(np.asarray(values, dtype=np.float64) - dof) / np.sqrt(2.0 * dof),
+        fourth_moment=3.0 + 12.0 / dof,
+    )
+
+
+def normal_inverse_wishart_statistics(
+    mu: np.ndarray, cov: np.ndarray, params: dict, *, shared: bool
+) -> list[JointStatistic]:
+    """Two statistics of each draw of (μ, Σ) with an exact χ² law under the normal-inverse-
+    Wishart posterior (m_k, κ_k, ν, Ψ) of ``params`` (as :func:`bayesgen.gaussian.
+    niw_posterior` gives them; per class ``dof`` and ``scale`` where not ``shared``):
+
+    * Q = Σ_k κ_k (μ_k − m_k)ᵀ Σ_k⁻¹ (μ_k − m_k) ~ χ²_{K D} (μ_k | Σ_k ~ N(m_k, Σ_k / κ_k));
+    * W = Σ_k tr(Ψ_k Σ_k⁻¹) ~ χ²_{D Σ_k ν_k} (Σ⁻¹ ~ Wishart(Ψ⁻¹, ν), so Lᵀ Σ⁻¹ L with
+      L Lᵀ = Ψ is Wishart(I, ν), whose diagonal is D independent χ²_ν).
+
+    ``mu`` has shape (chain, draw, K, D); ``cov`` (chain, draw, D, D), or (chain, draw, K,
+    D, D) where not ``shared``. A wrong κ moves Q, a wrong ν or Ψ moves W.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from scipy import stats
+    >>> from bayesgen.joint_statistics import normal_inverse_wishart_statistics, statistic_z
+    >>> rng = np.random.default_rng(0)
+    >>> params = {"mean": np.zeros((2, 2)), "kappa": np.array([3.0, 5.0]), "dof": 9.0,
+    ...           "scale": np.eye(2)}
+    >>> cov = stats.invwishart.rvs(df=9.0, scale=np.eye(2), size=4000, random_state=rng)
+    >>> mu = np.stack([rng.multivariate_normal(np.zeros(2), c / params["kappa"][k])
+    ...                for c in cov for k in range(2)]).reshape(1, 4000, 2, 2)
+    >>> found = normal_inverse_wishart_statistics(mu, cov[None], params, shared=True)
+    >>> [bool(abs(z) < 4) for s in found for z in statistic_z(s)[:2]]
+    [True, True, True, True]
+    """
+    mu = np.asarray(mu, dtype=np.float64)
+    cov = np.asarray(cov, dtype=np.float64)
+    n_classes, n_features = mu.shape[-2:]
+    if shared:
+        cov = np.broadcast_to(cov[..., None, :, :], (*mu.shape[:-1], n_features, n_features))
+        dof = np.full(n_classes, float(params["dof"]))
+        scale = np.broadcast_to(params["scale"], (n_classes, n_features, n_features))
+    else:
+        dof = np.asarray(params["dof"], dtype=np.float64)
+        scale = np.asarray(params["scale"], dtype=np.float64)
+    offset = mu - params["mean"]
+    solved = np.linalg.solve(cov, offset[..., None])[..., 0]
+    quadratic = (np.asarray(params["kappa"]) * (offset * solved).sum(axis=-1)).sum(axis=-1)
+    # tr(Ψ Σ⁻¹) = tr(Σ⁻¹ Ψ): solve Σ X = Ψ and take the trace, per class
+    trace = np.trace(np.linalg.solve(cov, np.broadcast_to(scale, cov.shape)), axis1=-2, axis2=-1)
+    if shared:  # one Σ: its trace once, not once per class
+        trace, dof_total = trace[..., 0], float(params["dof"]) * n_features
+    else:
+        trace, dof_total = trace.sum(axis=-1), float(dof.sum()) * n_features
+    return [
+        chi_square_statistic(
+            "κ (μ − m)ᵀ Σ⁻¹ (μ − m) summed over classes", "mu", quadratic, n_classes * n_features
+        ),
+        chi_square_statistic("tr(Ψ Σ⁻¹)", "cov", trace, dof_total),
+    ]

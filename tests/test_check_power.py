@@ -687,3 +687,50 @@ def test_mcse_sd_equals_arviz():
     data = xr.Dataset({"x": (("chain", "draw", "p"), np.moveaxis(draws, 0, -1))})
     expected = az.mcse(data, method="sd")["x"].values
     np.testing.assert_allclose(mcse_sd(draws), expected, rtol=1e-9)
+
+
+# --------------------------------------------------------------------------------------------
+# Per-draw joint statistics see what the marginals barely can (bayesgen.joint_statistics).
+
+
+def joint_row(result, statistic):
+    return result.joint.set_index("statistic").loc[statistic]
+
+
+def test_gda_with_nu_plus_one_is_seen_by_the_trace_statistic(gda):
+    """Σ ~ IW(ν_N + 1, Ψ_N): each of Σ's means and SDs moves by about 1/ν_N, tr(Ψ Σ⁻¹) by D."""
+    X, y = gaussian_data()
+    m, kappa, nu, psi, _ = niw_posterior(X, y, gda)
+    D = psi.shape[0]
+    rng = np.random.default_rng(15)
+    cov = stats.invwishart.rvs(df=nu + 1, scale=psi, size=2000, random_state=rng)
+    chol = np.linalg.cholesky(cov)
+    noise = rng.standard_normal((2000, 2, D))
+    mu = m + np.einsum("sij,skj->ski", chol, noise) / np.sqrt(kappa)[:, None]
+    class_prob = next(gda_draws(gda)).reshape(2000, 2)
+    coef, intercept = linear_form(class_prob, mu, cov)
+    shape = (2, 1000)
+    result = compare(
+        with_posterior(
+            gda,
+            mu=mu.reshape(*shape, 2, D),
+            cov=cov.reshape(*shape, D, D),
+            coef=coef.reshape(*shape, D),
+            intercept=intercept.reshape(shape),
+        )
+    )
+    assert not joint_row(result, "tr(Ψ Σ⁻¹)")["agrees"]
+    assert not result.ok
+    assert joint_row(compare(gda), "tr(Ψ Σ⁻¹)")["agrees"]
+
+
+def test_qda_with_kappa_times_point_nine_is_seen_by_the_quadratic_statistic():
+    """μ_k | Σ_k ~ N(m_k, Σ_k / (0.9 κ_k)): SDs 5 % wider, κ (μ − m)ᵀ Σ⁻¹ (μ − m) 11 % larger."""
+    qda = fit(QuadraticDiscriminantAnalysis, gaussian_data(3, 4, n=90, seed=24))
+    m = qda.closed_form_["mu"].values
+    mu = qda.idata_["posterior"]["mu"].values
+    result = compare(with_posterior(qda, mu=m + (mu - m) / np.sqrt(0.9)))
+    statistic = "κ (μ − m)ᵀ Σ⁻¹ (μ − m) summed over classes"
+    assert joint_row(result, statistic)["z_mean"] > result.settings["z_threshold"]
+    assert not result.ok
+    assert joint_row(compare(qda), statistic)["agrees"]

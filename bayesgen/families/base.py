@@ -356,7 +356,13 @@ class Family:
         return []
 
     def joint_statistics(
-        self, estimates: xr.Dataset, posterior: xr.Dataset, *, alpha, class_alpha: float
+        self,
+        estimates: xr.Dataset,
+        posterior: xr.Dataset,
+        *,
+        alpha,
+        class_alpha: float,
+        options: dict | None = None,
     ) -> list:
         """Statistics of each whole draw with an exact law under the posterior (default:
         none): a list of :class:`bayesgen.joint_statistics.JointStatistic`, which
@@ -673,6 +679,17 @@ def class_concentration(estimates: xr.Dataset, *, posterior: bool) -> np.ndarray
     """
     weight = 1.0 if posterior else 0.0
     return estimates.attrs["class_alpha"] + weight * estimates["class_count"].values
+
+
+def class_statistic(estimates: xr.Dataset, posterior: xr.Dataset, class_alpha: float):
+    """Σ log π of each draw under its exact Dirichlet(class_alpha + N_k) law (a
+    :class:`bayesgen.joint_statistics.JointStatistic`)."""
+    from bayesgen.joint_statistics import fixed_statistic
+
+    concentration = class_alpha + estimates["class_count"].values.astype(np.float64)
+    return fixed_statistic(
+        "Σ log class_prob", "class_prob", posterior["class_prob"].values, concentration
+    )
 
 
 def class_log_evidence(estimates: xr.Dataset, class_alpha) -> np.ndarray:

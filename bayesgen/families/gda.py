@@ -515,6 +515,30 @@ class GaussianFamily(base.Family):
             exact_map=map_method == "closed_form",
         )
 
+    def joint_statistics(
+        self,
+        estimates: xr.Dataset,
+        posterior: xr.Dataset,
+        *,
+        alpha,
+        class_alpha: float,
+        options: dict | None = None,
+    ) -> list:
+        """Σ log π, and under the normal-inverse-Wishart prior κ (μ − m)ᵀ Σ⁻¹ (μ − m) ~ χ²
+        and tr(Ψ Σ⁻¹) ~ χ² of each draw (:func:`bayesgen.joint_statistics.
+        normal_inverse_wishart_statistics`): a wrong κ, ν or Ψ moves them."""
+        from bayesgen.joint_statistics import normal_inverse_wishart_statistics
+
+        statistics = [base.class_statistic(estimates, posterior, class_alpha)]
+        if (options or {}).get("cov_prior", "conjugate") != "conjugate":
+            return statistics
+        return statistics + normal_inverse_wishart_statistics(
+            posterior["mu"].values,
+            posterior["cov"].values,
+            _niw_parameters(estimates, posterior=True),
+            shared=True,
+        )
+
     def draw_identities(self, posterior: xr.Dataset) -> list[base.DrawIdentity]:
         """Every draw's ``coef`` and ``intercept`` are the linear form of its own (π, μ, Σ),
         whatever the prior, to the rounding of the stored draws."""

@@ -40,6 +40,7 @@ from bayesgen.families.base import (
     class_concentration,
     class_log_evidence,
     class_marginal,
+    class_statistic,
     dirichlet_draws,
     dirichlet_marginal,
     dirichlet_mode,
@@ -530,7 +531,13 @@ class NaiveBayesFamily(Family):
     JOINT_BUDGET = 50_000_000
 
     def joint_statistics(
-        self, estimates: xr.Dataset, posterior: xr.Dataset, *, alpha, class_alpha: float
+        self,
+        estimates: xr.Dataset,
+        posterior: xr.Dataset,
+        *,
+        alpha,
+        class_alpha: float,
+        options: dict | None = None,
     ) -> list:
         """Σ log π and Σ log θ of each draw under their exact Dirichlet (Beta) law; under a
         hyperprior on λ, Σ log θ given each draw's own λ (see
@@ -538,14 +545,7 @@ class NaiveBayesFamily(Family):
         from bayesgen import joint_statistics as joint
 
         class_prob = posterior["class_prob"].values
-        statistics = [
-            joint.fixed_statistic(
-                "Σ log class_prob",
-                "class_prob",
-                class_prob,
-                class_alpha + estimates["class_count"].values.astype(np.float64),
-            )
-        ]
+        statistics = [class_statistic(estimates, posterior, class_alpha)]
         draws = posterior["feature_prob"].values
         if self.concentrations(estimates, posterior=True)[2]:  # a Beta pair: (φ, 1 − φ)
             draws = np.stack([draws, 1.0 - draws], axis=-1)

@@ -346,6 +346,30 @@ class QuadraticFamily(base.Family):
             ),
         }
 
+    def joint_statistics(
+        self,
+        estimates: xr.Dataset,
+        posterior: xr.Dataset,
+        *,
+        alpha,
+        class_alpha: float,
+        options: dict | None = None,
+    ) -> list:
+        """Σ log π, and under the normal-inverse-Wishart prior κ (μ − m)ᵀ Σ⁻¹ (μ − m) ~ χ²
+        and tr(Ψ Σ⁻¹) ~ χ² of each draw (:func:`bayesgen.joint_statistics.
+        normal_inverse_wishart_statistics`): a wrong κ, ν or Ψ moves them."""
+        from bayesgen.joint_statistics import normal_inverse_wishart_statistics
+
+        statistics = [base.class_statistic(estimates, posterior, class_alpha)]
+        if (options or {}).get("cov_prior", "conjugate") != "conjugate":
+            return statistics
+        return statistics + normal_inverse_wishart_statistics(
+            posterior["mu"].values,
+            posterior["cov"].values,
+            _niw_parameters(estimates, posterior=True),
+            shared=False,
+        )
+
     def conjugate_mode(self, estimates: xr.Dataset) -> dict[str, base.Variable]:
         """π at its Dirichlet mode, μ_k = m_k and Σ_k = Ψ_k / (ν_k + D + 2).
 
