@@ -5,9 +5,11 @@ into a temporary folder. Chromium runs with every host name unresolvable and the
 emulated as offline, so a page that needs a CDN (MathJax's, by Sphinx's default) shows here what
 it shows a reader without internet: raw ``\\(...\\)`` LaTeX. Each page is checked for what a
 person sees: a title and a heading, non-empty main text, every image loaded, every formula
-typeset by MathJax without a TeX error, no raw TeX left in the text, nothing fetched from
-outside the site and no error in the console. The last tests show, on small synthetic pages,
-that each of those checks fails when it should.
+typeset by MathJax without a TeX error, no raw TeX or unparsed Markdown link left in the text,
+text not squeezed into a narrow column, nothing fetched from outside the site and no error in
+the console. The API index must link to one page per public object, the gallery's figures be
+shown at a readable size and open at full size, and the landing page show code and a picture.
+The last tests show, on small synthetic pages, that each of those checks fails when it should.
 """
 
 from __future__ import annotations
