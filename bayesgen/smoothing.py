@@ -309,7 +309,13 @@ def per_class_log_bayes_factor(estimates: xr.Dataset) -> float:
         p(X | y, one λ per class) = Π_k ∫ p_k(X_k | λ_k) p(log λ_k) d log λ_k,
 
     p_k the class's factor of the evidence. Each integral is one-dimensional, in u = log λ,
-    and is taken by the trapezoid rule (:func:`_log_integrals`). A positive value says the
+    and is taken by the trapezoid rule around its peak or by adaptive Gauss–Legendre
+    quadrature over the whole range (:func:`_log_integrals`). The result agrees with
+    ``scipy.integrate.quad`` to 2e-9 nats in the tests (small data, the uniform and the
+    pooled prior mean). On large data its precision is that of the log evidence itself: the
+    lnΓ terms grow as λ log λ, so at λ near the bound 1e6 their differences carry roundoff of
+    about 1e-8 nats (SMS Spam, pooled prior mean: 2e-8 from a 120,000-point Gauss–Legendre
+    reference whose own values move by 1e-8 with its number of points). A positive value says the
     data support giving each class its own λ: every extra λ pays for its prior's width
     (about log(1e12 / its posterior's width)), so it must fit its class markedly better than
     the shared one does. The evidence scores how well each class's features are modelled,
@@ -388,12 +394,25 @@ class _Summed(_PerClass):
 _LOCAL_WIDTHS = 10.0
 #: ... in this many points (a quarter of a width apart) ...
 _LOCAL_POINTS = 81
-#: ... enough where the integrand has fallen this far (in log) at both ends, or met a bound.
+#: ... enough where the integrand has fallen this far (in log) at both ends.
 _LOCAL_DROP = 40.0
-#: Points of each of the two grids of the fallback in :func:`_log_integral_wide`.
-_WIDE_POINTS = 2001
-#: Grid points evaluated at once by the fallback (bounds the evidence's temporaries).
-_WIDE_BATCH = 256
+#: Gauss–Legendre points per panel of the adaptive rule (:func:`_log_integrals_adaptive`),
+#: exact for polynomials of degree 15.
+_GAUSS_POINTS = 8
+#: Its first panels: the range in this many, cut again at these multiples of each peak's
+#: width from it, so that no panel is wider than the peaks it holds.
+_FIRST_PANELS = 8
+_PEAK_CUTS = np.array([-32.0, -16.0, -8.0, -4.0, -2.0, -1.0, 0.0, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0])
+#: A panel is accepted when its two halves agree with it to this share of the integral, or
+#: when it is this share of the narrowest feature wide (the smallest peak width, and 1 in u)
+#: ...
+_PANEL_TOLERANCE = 1e-10
+_NARROWEST = 1.0
+#: ... else halved, at most this many times, and never into more than this many panels.
+_MAX_HALVINGS = 40
+_MAX_PANELS = 2**14
+#: Grid points evaluated at once by the adaptive rule (bounds the evidence's temporaries).
+_BATCH = 256
 
 
 def _log_integrals(log_p, peaks: np.ndarray) -> np.ndarray:
@@ -403,9 +422,11 @@ def _log_integrals(log_p, peaks: np.ndarray) -> np.ndarray:
     Each integrand is first integrated on a grid of :data:`_LOCAL_POINTS` within
     :data:`_LOCAL_WIDTHS` widths of its peak (the width 1/√(−d² log p/du²) there), all m at
     once: the trapezoid rule a quarter of a width apart is exponentially accurate for these
-    smooth, nearly Gaussian integrands (tests: SciPy's ``quad`` to 1e-9 relative). One that
-    has not fallen by :data:`_LOCAL_DROP` at an end of that grid (a long tail, a peak at a
-    bound) is integrated over the whole range instead (:func:`_log_integral_wide`).
+    smooth, nearly Gaussian integrands once they have fallen by :data:`_LOCAL_DROP` at both
+    ends. One that has not (a long or flat tail, as the pooled prior mean gives towards
+    λ → ∞, or a peak at a bound) does not vanish at an end of its grid, where the trapezoid
+    rule is only second-order accurate; it is integrated over the whole range by adaptive
+    Gauss–Legendre quadrature instead (:func:`_log_integrals_adaptive`).
     """
     low, high = np.log(BOUNDS)
     centre = np.log(peaks)
@@ -419,29 +440,70 @@ def _log_integrals(log_p, peaks: np.ndarray) -> np.ndarray:
     u = np.linspace(start, stop, _LOCAL_POINTS)  # (points, m)
     values = log_p(np.exp(u))
     top = values.max(axis=0)
-    contained = ((start <= low) | (values[0] < top - _LOCAL_DROP)) & (
-        (stop >= high) | (values[-1] < top - _LOCAL_DROP)
-    )
+    contained = (values[0] < top - _LOCAL_DROP) & (values[-1] < top - _LOCAL_DROP)
     result = _log_trapezoid(values, u)
-    for j in np.flatnonzero(~contained):
-        result[j] = _log_integral_wide(log_p, j, peaks.size, centre[j], width[j])
+    rest = np.flatnonzero(~contained)
+    if rest.size:
+        result[rest] = _log_integrals_adaptive(log_p, peaks.size, rest, centre, width, top)
     return result
 
 
-def _log_integral_wide(log_p, j: int, m: int, centre: float, width: float) -> float:
-    """Integrand j of the m of :func:`_log_integrals` by the trapezoid rule on the union of
-    :data:`_WIDE_POINTS` points over the whole range and as many within 40 widths of its
-    peak."""
+def _log_integrals_adaptive(
+    log_p, m: int, columns: np.ndarray, centre: np.ndarray, width: np.ndarray, top: np.ndarray
+) -> np.ndarray:
+    """The integrals ``columns`` of the m of :func:`_log_integrals` over the whole range, by
+    adaptive Gauss–Legendre quadrature, all on one set of panels.
+
+    The panels start as :data:`_FIRST_PANELS` equal ones, cut again around each peak (centre,
+    width) so that none hides a narrow peak. Each round evaluates every open panel's two halves
+    by :data:`_GAUSS_POINTS`-point Gauss–Legendre and closes the panels whose halves agree
+    with the whole, for every integrand, to :data:`_PANEL_TOLERANCE` of the integral, or that
+    are as narrow as :data:`_NARROWEST` of the narrowest feature (there the rule has
+    converged, and what differences remain are the log evidence's roundoff); the others are
+    halved. The halves' sum is far more accurate than their agreement with the whole (its
+    error falls as 2^-16 of the difference for a smooth integrand). ``top`` (each integrand's
+    largest value on its local grid) scales the integrands against overflow.
+    """
     low, high = np.log(BOUNDS)
-    local = np.linspace(max(low, centre - 40 * width), min(high, centre + 40 * width), _WIDE_POINTS)
-    u = np.union1d(np.linspace(low, high, _WIDE_POINTS), local)
-    values = np.concatenate(
-        [
-            log_p(np.exp(np.repeat(u[first : first + _WIDE_BATCH, None], m, axis=1)))[:, j]
-            for first in range(0, u.size, _WIDE_BATCH)
-        ]
-    )
-    return float(_log_trapezoid(values, u))
+    nodes, weights = np.polynomial.legendre.leggauss(_GAUSS_POINTS)
+    cuts = [np.linspace(low, high, _FIRST_PANELS + 1)]
+    cuts += [np.clip(centre[j] + width[j] * _PEAK_CUTS, low, high) for j in columns]
+    cuts = np.unique(np.concatenate(cuts))
+    reference = top[columns]
+
+    def panel_sums(left: np.ndarray, right: np.ndarray) -> np.ndarray:
+        """Each panel's Gauss–Legendre sum of exp(log_p − reference), (panels, columns)."""
+        half = (right - left)[:, None] / 2
+        u = ((left + right)[:, None] / 2 + half * nodes).ravel()
+        values = np.concatenate(
+            [
+                log_p(np.exp(np.repeat(u[first : first + _BATCH, None], m, axis=1)))[:, columns]
+                for first in range(0, u.size, _BATCH)
+            ]
+        ).reshape(left.size, nodes.size, columns.size)
+        return half * np.einsum("pnj,n->pj", np.exp(values - reference), weights)
+
+    # No panel narrower than a share of the narrowest feature: the smallest peak width, and
+    # 1 in u for the slow tails.
+    narrowest = _NARROWEST * min(1.0, width[columns].min())
+    left, right = cuts[:-1], cuts[1:]
+    whole = panel_sums(left, right)
+    closed = np.zeros(columns.size)
+    for _ in range(_MAX_HALVINGS):
+        middle = (left + right) / 2
+        first, second = panel_sums(left, middle), panel_sums(middle, right)
+        halves = first + second
+        total = closed + halves.sum(axis=0)
+        agree = np.all(np.abs(halves - whole) <= _PANEL_TOLERANCE * total, axis=1)
+        done = agree | (right - left <= narrowest)
+        closed += halves[done].sum(axis=0)
+        left, middle, right = left[~done], middle[~done], right[~done]
+        whole = np.concatenate([first[~done], second[~done]])
+        left, right = np.concatenate([left, middle]), np.concatenate([middle, right])
+        if left.size == 0 or left.size > _MAX_PANELS:
+            break
+    # Panels still open after the last round count with their halves' sums.
+    return reference + np.log(closed + whole.sum(axis=0))
 
 
 def _log_trapezoid(values: np.ndarray, u: np.ndarray) -> np.ndarray:
