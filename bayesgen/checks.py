@@ -389,7 +389,7 @@ def compare(
     joint = _joint_table(statistics + _prediction_statistics(est, model_family, stats, words))
 
     n_checks = int(np.isfinite(table["z"]).sum() + np.isfinite(table["z_sd"]).sum())
-    n_checks += 2 * len(joint)
+    n_checks += int(np.isfinite(joint["z_mean"]).sum() + np.isfinite(joint["z_spread"]).sum())
     rule = z_threshold
     if isinstance(z_threshold, str):
         z_threshold = family_wise_threshold(n_checks)
@@ -444,6 +444,8 @@ def compare(
         "rhat_max": limits.rhat_max,
         "rhat_target": limits.rhat_target,
         "diagnostics_rule": limits.rule,
+        "rhat_fixed": limits.rhat_fixed,
+        "ess_fixed": limits.ess_fixed,
         "moments": "draws" if exact_posterior is None else "exact",
         "draws_checked": n_sampled,
         "alpha": alpha.mean if isinstance(alpha, hyperprior.AlphaPosterior) else alpha,
@@ -461,17 +463,20 @@ def compare(
             "posterior, although each parameter's own mean and SD may look right."
         )
     identities = _identities(checks, table, outcomes, draw_identities)
-    if len(joint):
+    checked = joint[["z_mean", "z_spread"]].notna().sum(axis=1)
+    if checked.any():
+        joint_checked = joint[checked > 0]
+        checked = checked[checked > 0]
         identities = pd.concat(
             [
                 identities,
                 pd.DataFrame(
                     {
-                        "identity": joint["statistic"] + " per draw follows its exact law",
-                        "variable": joint["variable"],
+                        "identity": joint_checked["statistic"] + " per draw follows its exact law",
+                        "variable": joint_checked["variable"],
                         "prior": "",
-                        "checked": 2,
-                        "satisfied": 2 * joint["agrees"].astype(int),
+                        "checked": checked,
+                        "satisfied": checked * joint_checked["agrees"].astype(int),
                     }
                 ),
             ],
@@ -557,7 +562,9 @@ class DiagnosticLimits:
     status : ndarray of str
         Per row: ``"fail"``, ``"borderline"`` or ``""``.
     rule : str
-        ``"family-wise"`` (the defaults) or ``"fixed"`` (numbers given).
+        ``"family-wise"`` (either limit at its default) or ``"fixed"`` (both given).
+    rhat_fixed, ess_fixed : bool
+        Whether that limit was given as a number.
     """
 
     rhat: np.ndarray
@@ -568,6 +575,8 @@ class DiagnosticLimits:
     ess_min: float
     status: np.ndarray
     rule: str
+    rhat_fixed: bool = False
+    ess_fixed: bool = False
 
 
 def diagnostic_limits(
@@ -642,6 +651,8 @@ def diagnostic_limits(
         ess_min=ess_floor,
         status=status,
         rule="fixed" if fixed_rhat and fixed_ess else "family-wise",
+        rhat_fixed=fixed_rhat,
+        ess_fixed=fixed_ess,
     )
 
 

@@ -168,14 +168,13 @@ def diagnose(
         )
     status = table["diagnostic"].to_numpy()
     r_hat, ess = table["r_hat"].to_numpy(), table["ess_bulk"].to_numpy()
-    family_wise = limits.rule == "family-wise"
     high = r_hat > limits.rhat
     if high.any():
         clean = clean and exact_draws
         worst = int(np.nanargmax(np.where(high, r_hat - limits.rhat, -np.inf)))
         bound = (
             f"its family-wise limit {limits.rhat[worst]:.4f}"
-            if family_wise
+            if not limits.rhat_fixed
             else f"{limits.rhat[worst]:g}"
         )
         warnings.append(
@@ -195,7 +194,11 @@ def diagnose(
         warnings.append(
             f"{plural(int(low.sum()), 'parameter')} with bulk ESS below {limits.ess_min:.0f} "
             f"(lowest {ess[worst]:.0f} at {_where(table, worst)}"
-            + (f"; credibly below the target {limits.ess_target:.0f}" if family_wise else "")
+            + (
+                f"; credibly below the target {limits.ess_target:.0f}"
+                if not limits.ess_fixed
+                else ""
+            )
             + "): their MCSE, and so z, is unreliable. Draw more."
             + (exact_note if exact_draws else "")
         )
@@ -349,15 +352,14 @@ def _diagnostics_line(comparison) -> str:
     r_hat, ess = table["r_hat"].to_numpy(), table["ess_bulk"].to_numpy()
     if not np.isfinite(r_hat).any() and not np.isfinite(ess).any():
         return f"diagnostics: {plural(comparison.divergences, 'divergence')}"
-    family_wise = s.get("diagnostics_rule") == "family-wise"
     rhat_bound = (
         f"limit {s['rhat_max']:.4f} at the median ESS, family-wise; target {s['rhat_target']:g}"
-        if family_wise
+        if not s.get("rhat_fixed", False)
         else f"limit {s['rhat_max']:g}"
     )
     ess_bound = (
         f"limit {s['ess_min']:.0f}, target {s['ess_target']:.0f}"
-        if family_wise
+        if not s.get("ess_fixed", False)
         else f"limit {s['ess_min']:g}"
     )
     return (

@@ -20,10 +20,11 @@ def test_cumulants_of_the_log_sum_match_monte_carlo():
     first = np.log(rng.dirichlet(a[0], size=400_000)).sum(axis=1)
     second = np.log(rng.dirichlet(a[1, :2], size=400_000)).sum(axis=1)
     t = first + second
-    mean, variance, fourth = dirichlet_log_sum_cumulants(a)
+    mean, variance, third, fourth = dirichlet_log_sum_cumulants(a)
     assert mean == pytest.approx(t.mean(), abs=0.01)
     assert variance == pytest.approx(t.var(), rel=0.01)
     centred = t - t.mean()
+    assert third == pytest.approx(np.mean(centred**3), rel=0.05)
     assert fourth == pytest.approx(np.mean(centred**4) - 3 * t.var() ** 2, rel=0.05)
 
 
