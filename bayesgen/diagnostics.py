@@ -149,7 +149,8 @@ def _autocov(draws: np.ndarray) -> np.ndarray:
 
 
 def ess_within(draws: np.ndarray) -> np.ndarray:
-    """Bulk ESS from the chains' own autocorrelation only, without the between-chain variance.
+    """ESS from the chains' own autocorrelation only, without the between-chain variance: the
+    smaller of the rank-normalised (bulk) and the folded draws' ESS.
 
     For a correct posterior it estimates the same ESS as the bulk ESS; a chain whose mean is
     off does not lower it (the bulk ESS falls). It sets the spread that R-hat shows by chance
@@ -178,9 +179,15 @@ def ess_within(draws: np.ndarray) -> np.ndarray:
         return np.full(n_params, np.nan)
     finite = np.isfinite(draws).all(axis=(1, 2))
     draws = np.where(finite[:, None, None], draws, 0.0)
+    split = _split_chains(draws)
+    median = np.median(split.reshape(n_params, -1), axis=1)[:, None, None]
     with np.errstate(divide="ignore", invalid="ignore"):
-        ess = _ess(_z_scale(_split_chains(draws)), between=False)
-    return np.where(finite, ess, np.nan)
+        bulk = _ess(_z_scale(split), between=False)
+        # R-hat is the larger of the bulk and the folded one (|x − median|), whose chance
+        # spread follows the folded draws' ESS: NUTS's draws are often antithetic in x (ESS
+        # above the number of draws) but not in |x − median|.
+        folded = _ess(_z_scale(np.abs(split - median)), between=False)
+    return np.where(finite, np.fmin(bulk, folded), np.nan)
 
 
 def _ess(draws: np.ndarray, *, between: bool = True) -> np.ndarray:
