@@ -54,7 +54,7 @@ from bayesgen.checks_expected import Expected, expected_values
 from bayesgen.diagnostics import ess_limit, ess_within, mc_diagnostics, mcse_sd, rhat_limit
 from bayesgen.families import family
 from bayesgen.families.base import DrawIdentity
-from bayesgen.posterior import Lazy
+from bayesgen.posterior import DRAW_ELEMENTS, Lazy
 
 #: Defaults of :func:`compare`, documented there.
 Z_THRESHOLD = "auto"
@@ -543,7 +543,9 @@ def _joint_table(statistics) -> pd.DataFrame:
             }
         )
     columns = ["statistic", "variable", "z_mean", "z_spread", "ess_bulk"]
-    return pd.DataFrame(rows, columns=columns)
+    table = pd.DataFrame(rows, columns=columns)
+    # typed even when empty (an exact-moment table of a family without prediction draws)
+    return table.astype({"z_mean": float, "z_spread": float, "ess_bulk": float})
 
 
 @dataclass(frozen=True)
@@ -855,8 +857,13 @@ def _sampled_draws(est, posterior, variables: list[str]) -> tuple[xr.Dataset, np
         subset = {dim: chosen for dim in ("feature", "feature2") if dim in draws.dims}
         return draws.isel(subset), chosen
     labels = posterior.estimates["feature"].values[chosen]
+    # A family without an aggregated sampler draws every feature and keeps the sample's:
+    # then fewer draws per chain (a sample of the draws as well as of the cells).
+    drawn = posterior.family.feature_subset(posterior.estimates, labels).sizes
+    per_draw = sum(int(np.prod([drawn[d] for d in var_dims])) for var_dims in dims.values())
+    n_draws = min(posterior.draws_per_chain, max(4, DRAW_ELEMENTS // (per_draw * posterior.chains)))
     draws = posterior.draws(
-        posterior.draws_per_chain,
+        n_draws,
         chains=posterior.chains,
         var_names=variables,
         features=labels,

@@ -356,3 +356,18 @@ def test_prediction_draws_from_a_prior_one_too_strong_fail(monkeypatch):
     assert not rows["agrees"].all()
     assert result.table["agrees"].all()  # idata_'s draws are right
     assert not result.ok
+
+
+def test_an_exact_table_without_any_joint_statistic_is_judged():
+    """A large categorical model: exact moments, no per-draw statistic, no prediction draws
+    (the empty joint table once broke np.isfinite)."""
+    from bayesgen import CategoricalNB
+
+    rng = np.random.default_rng(0)
+    X = rng.integers(0, 4, size=(200, 700))
+    y = np.repeat(["a", "b"], 100)
+    result = compare(
+        CategoricalNB(inference="conjugate", random_seed=0, compute_map=False).fit(X, y)
+    )
+    assert result.settings["moments"] == "exact"
+    assert result.joint.empty and result.ok

@@ -446,6 +446,16 @@ class NaiveBayesFamily(Family):
         """
         raise NotImplementedError
 
+    def feature_subset(self, estimates: xr.Dataset, labels: np.ndarray) -> xr.Dataset:
+        """The statistics of the features ``labels`` alone: each feature's Beta (Dirichlet
+        over its categories) is independent of the others', so their draws are exact joint
+        draws (the multinomial model, whose simplex spans the vocabulary, aggregates
+        instead)."""
+        if has_alpha_prior(estimates):  # one λ for all features: drawn from all of them
+            return estimates
+        keep = np.flatnonzero(np.isin(estimates["feature"].values, labels))
+        return estimates.isel(feature=keep)
+
     def conjugate_draws(
         self, estimates: xr.Dataset, rng, sample_shape, dtype, *, posterior: bool
     ) -> dict[str, Variable]:
