@@ -54,6 +54,7 @@ from bayesgen.checks_expected import Expected, expected_values
 from bayesgen.diagnostics import ess_limit, ess_within, mc_diagnostics, mcse_sd, rhat_limit
 from bayesgen.families import family
 from bayesgen.families.base import DrawIdentity
+from bayesgen.joint_statistics import statistic_z
 from bayesgen.posterior import DRAW_ELEMENTS, Lazy
 
 #: Defaults of :func:`compare`, documented there.
@@ -528,7 +529,6 @@ def _prediction_statistics(est, model_family, stats, words) -> list:
 def _joint_table(statistics) -> pd.DataFrame:
     """One row per :class:`~bayesgen.joint_statistics.JointStatistic`: its z for location and
     spread and the ESS behind them."""
-    from bayesgen.joint_statistics import statistic_z
 
     rows = []
     for statistic in statistics:

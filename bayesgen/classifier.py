@@ -20,9 +20,11 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import DataConversionWarning, NotFittedError
 
 from bayesgen import closed_form as cf
+from bayesgen.diagnostics import convergence_problems
 from bayesgen.families import Family
 from bayesgen.observed import draw_chunks
 from bayesgen.params import INFERENCE_RULES
+from bayesgen.progress import show_progress
 from bayesgen.workflow import GenerativeWorkflow
 
 #: Fewer NUTS tuning steps than this leave the mass matrix adapted at most once (PyMC adapts
@@ -400,7 +402,6 @@ class GenerativeClassifier(GenerativeWorkflow, ClassifierMixin, BaseEstimator):
         }
         if self.inference == "conjugate":
             return inference.conjugate_posterior(stats, **common)
-        from bayesgen.progress import show_progress
 
         progressbar = show_progress(self.progressbar)
         if progressbar:
@@ -429,8 +430,6 @@ class GenerativeClassifier(GenerativeWorkflow, ClassifierMixin, BaseEstimator):
     def _warn_unconverged(self, idata: xr.DataTree) -> None:
         """Warn, as PyMC does after sampling, where compare() will fail the sampler: the
         family-wise R-hat and ESS limits of :mod:`bayesgen.diagnostics`."""
-        from bayesgen.diagnostics import convergence_problems
-
         posterior = idata["posterior"]
         diverging = idata["sample_stats"].get("diverging") if "sample_stats" in idata else None
         problems = convergence_problems(

@@ -20,6 +20,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import polygamma
 
+from bayesgen.diagnostics import mc_diagnostics
+
 
 @dataclass(frozen=True)
 class JointStatistic:
@@ -154,7 +156,6 @@ def statistic_z(statistic: JointStatistic) -> tuple[float, float, float]:
     Monte Carlo standard errors from what a correct posterior gives; NaN (not judged) with
     fewer than :data:`JOINT_MIN_ESS` effective draws, or where the mean of r is too skewed
     (:data:`JOINT_MAX_SKEW`) for its z to be read as normal."""
-    from bayesgen.diagnostics import mc_diagnostics
 
     r = np.asarray(statistic.standardised, dtype=np.float64)
     _, ess, _ = mc_diagnostics(r[None])

@@ -24,6 +24,7 @@ import scipy.sparse as sp
 import xarray as xr
 
 from bayesgen.data import FeatureKind, check_prediction_features
+from bayesgen.joint_statistics import fixed_statistic
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -684,7 +685,6 @@ def class_concentration(estimates: xr.Dataset, *, posterior: bool) -> np.ndarray
 def class_statistic(estimates: xr.Dataset, posterior: xr.Dataset, class_alpha: float):
     """Σ log π of each draw under its exact Dirichlet(class_alpha + N_k) law (a
     :class:`bayesgen.joint_statistics.JointStatistic`)."""
-    from bayesgen.joint_statistics import fixed_statistic
 
     concentration = class_alpha + estimates["class_count"].values.astype(np.float64)
     return fixed_statistic(

@@ -37,6 +37,7 @@ from bayesgen.families.covariance_memory import check_covariance_memory
 from bayesgen.families.evidence import gaussian_log_evidence, gaussian_loo_log_joint
 from bayesgen.families.standardise import standardised_problem
 from bayesgen.gaussian import overall_moments
+from bayesgen.joint_statistics import normal_inverse_wishart_statistics
 
 if TYPE_CHECKING:
     import pymc as pm
@@ -527,7 +528,6 @@ class GaussianFamily(base.Family):
         """Σ log π, and under the normal-inverse-Wishart prior κ (μ − m)ᵀ Σ⁻¹ (μ − m) ~ χ²
         and tr(Ψ Σ⁻¹) ~ χ² of each draw (:func:`bayesgen.joint_statistics.
         normal_inverse_wishart_statistics`): a wrong κ, ν or Ψ moves them."""
-        from bayesgen.joint_statistics import normal_inverse_wishart_statistics
 
         statistics = [base.class_statistic(estimates, posterior, class_alpha)]
         if (options or {}).get("cov_prior", "conjugate") != "conjugate":

@@ -20,6 +20,7 @@ from bayesgen.data import TrainingData
 from bayesgen.families.base import log
 from bayesgen.families.naive_bayes import FeatureStatistics, NaiveBayesFamily
 from bayesgen.hyperprior import has_alpha_prior
+from bayesgen.joint_statistics import JointStatistic
 
 if TYPE_CHECKING:
     import pymc as pm
@@ -159,10 +160,6 @@ class MultinomialFamily(NaiveBayesFamily):
         sum R = Σ_w (u_w − E u_w) / SD u_w / √Var has mean 0 and variance 1 exactly:
         Var = Σ_w 1 + Var(π_k) ((Σ_w E θ_w / SD u_w)² − Σ_w (E θ_w / SD u_w)²).
         """
-        import scipy.sparse as sp
-
-        from bayesgen.joint_statistics import JointStatistic
-
         if has_alpha_prior(estimates) or len(words) == 0:
             return []
         documents = sp.csr_matrix(

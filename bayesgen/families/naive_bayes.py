@@ -32,6 +32,7 @@ import xarray as xr
 
 from bayesgen import closed_form as cf
 from bayesgen import hyperprior
+from bayesgen import joint_statistics as joint
 from bayesgen.data import TrainingData
 from bayesgen.families.base import (
     Family,
@@ -552,7 +553,6 @@ class NaiveBayesFamily(Family):
         """Σ log π and Σ log θ of each draw under their exact Dirichlet (Beta) law; under a
         hyperprior on λ, Σ log θ given each draw's own λ (see
         :mod:`bayesgen.joint_statistics`)."""
-        from bayesgen import joint_statistics as joint
 
         class_prob = posterior["class_prob"].values
         statistics = [class_statistic(estimates, posterior, class_alpha)]
