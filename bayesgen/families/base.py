@@ -24,7 +24,7 @@ import scipy.sparse as sp
 import xarray as xr
 
 from bayesgen.data import FeatureKind, check_prediction_features
-from bayesgen.joint_statistics import fixed_statistic
+from bayesgen.joint_statistics import fixed_statistic, normal_inverse_wishart_statistics
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -690,6 +690,18 @@ def class_statistic(estimates: xr.Dataset, posterior: xr.Dataset, class_alpha: f
     return fixed_statistic(
         "Σ log class_prob", "class_prob", posterior["class_prob"].values, concentration
     )
+
+
+def gaussian_statistics(
+    estimates: xr.Dataset, posterior: xr.Dataset, class_alpha: float, params: dict, *, shared
+) -> list:
+    """Σ log π, κ (μ − m)ᵀ Σ⁻¹ (μ − m) and tr(Ψ Σ⁻¹) of each draw under the normal-inverse-
+    Wishart posterior ``params`` (one Σ where ``shared``; see
+    :func:`bayesgen.joint_statistics.normal_inverse_wishart_statistics`)."""
+    moments = normal_inverse_wishart_statistics(
+        posterior["mu"].values, posterior["cov"].values, params, shared=shared
+    )
+    return [class_statistic(estimates, posterior, class_alpha), *moments]
 
 
 def class_log_evidence(estimates: xr.Dataset, class_alpha) -> np.ndarray:

@@ -37,7 +37,6 @@ from bayesgen.families.covariance_memory import check_covariance_memory
 from bayesgen.families.evidence import gaussian_log_evidence, gaussian_loo_log_joint
 from bayesgen.families.standardise import standardised_problem
 from bayesgen.gaussian import overall_moments
-from bayesgen.joint_statistics import normal_inverse_wishart_statistics
 
 if TYPE_CHECKING:
     import pymc as pm
@@ -528,16 +527,10 @@ class GaussianFamily(base.Family):
         """Σ log π, and under the normal-inverse-Wishart prior κ (μ − m)ᵀ Σ⁻¹ (μ − m) ~ χ²
         and tr(Ψ Σ⁻¹) ~ χ² of each draw (:func:`bayesgen.joint_statistics.
         normal_inverse_wishart_statistics`): a wrong κ, ν or Ψ moves them."""
-
-        statistics = [base.class_statistic(estimates, posterior, class_alpha)]
         if (options or {}).get("cov_prior", "conjugate") != "conjugate":
-            return statistics
-        return statistics + normal_inverse_wishart_statistics(
-            posterior["mu"].values,
-            posterior["cov"].values,
-            _niw_parameters(estimates, posterior=True),
-            shared=True,
-        )
+            return [base.class_statistic(estimates, posterior, class_alpha)]
+        params = _niw_parameters(estimates, posterior=True)
+        return base.gaussian_statistics(estimates, posterior, class_alpha, params, shared=True)
 
     def draw_identities(self, posterior: xr.Dataset) -> list[base.DrawIdentity]:
         """Every draw's ``coef`` and ``intercept`` are the linear form of its own (π, μ, Σ),
