@@ -471,6 +471,19 @@ def test_identities_name_each_dirichlet_check(multinomial):
         ("MAP under Dirichlet(λ + 1) = add-λ", "feature_prob"): (12, 12),
         (DIRICHLET_SD, "class_prob"): (3, 3),
         (DIRICHLET_SD, "feature_prob"): (12, 12),
+        # the per-draw joint statistics: location and spread each
+        ("Σ log class_prob per draw follows its exact law", "class_prob"): (2, 2),
+        ("Σ log feature_prob per draw follows its exact law", "feature_prob"): (2, 2),
+        # a conjugate multinomial fit's prediction draws, per class: plain and signed sums
+        **{
+            (
+                f"prediction draws π θ_w of one-word documents, {signed}class {label} per draw "
+                "follows its exact law",
+                "feature_prob",
+            ): (2, 2)
+            for label in CLASSES
+            for signed in ("", "signed by θ_w − prior mean, ")
+        },
     }
 
 
@@ -754,7 +767,9 @@ def test_family_threshold_lets_a_chance_outlier_pass_but_not_a_wrong_prior():
     result = compare(est, z_threshold="family")
     assert result.ok
     n_checked = int(np.isfinite(result.table["z"]).sum() + np.isfinite(result.table["z_sd"]).sum())
-    expected = max(4.0, norm.isf(0.001 / (2 * n_checked)))  # means and SDs, 0.1 % family-wise
+    n_checked += int(result.joint[["z_mean", "z_spread"]].notna().to_numpy().sum())
+    # means, SDs and the joint statistics' location and spread, 0.1 % family-wise
+    expected = max(4.0, norm.isf(0.001 / (2 * n_checked)))
     assert result.settings["z_threshold"] == pytest.approx(expected, rel=1e-9)
     wrong = compare(est, z_threshold="family", alpha=est.alpha + 1.0)
     assert not wrong.table["agrees"].all()
