@@ -104,12 +104,23 @@ function facts(mathjax) {
     external: Array.from(new Set(external)),
   };
 }
-const startup = window.MathJax && window.MathJax.startup && window.MathJax.startup.promise;
-if (startup) {
-  startup.then(() => done(facts("typeset")), (error) => done(facts("failed: " + error)));
-} else {
-  done(facts("absent"));
+// A page can be between documents when the script starts (seen once in CI under load:
+// document.body was null): wait up to 10 s for its body before looking.
+function whenReady(run, tries) {
+  if (document.body || tries <= 0) {
+    run();
+  } else {
+    setTimeout(() => whenReady(run, tries - 1), 100);
+  }
 }
+whenReady(() => {
+  const startup = window.MathJax && window.MathJax.startup && window.MathJax.startup.promise;
+  if (startup) {
+    startup.then(() => done(facts("typeset")), (error) => done(facts("failed: " + error)));
+  } else {
+    done(facts("absent"));
+  }
+}, 100);
 """
 
 
