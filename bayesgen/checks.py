@@ -817,6 +817,9 @@ def _exact_table_source(posterior, variables: list[str]) -> xr.Dataset:
     return xr.concat([means, sds], dim="moment")
 
 
+#: The columns only draws can fill: emptied for exact moments, filled for the sampled cells.
+MONTE_CARLO_COLUMNS = ("mcse", "mcse_sd", "ess_bulk", "r_hat", "ess_within", "z", "z_sd")
+
 #: The reason of a row whose moments are exact and whose draws were not in the checked sample.
 EXACT_ONLY = "exact moments equal the closed form; this cell's draws were not in the checked sample"
 
@@ -826,7 +829,7 @@ def _exact_moments_agree(table: pd.DataFrame) -> np.ndarray:
     (to 1e-12, as :func:`_z_scores` judges a zero error); the Monte Carlo columns are then
     emptied, to be filled for the sampled cells by :func:`_check_sampled_cells`."""
     agree = ~(np.abs(table["z"].to_numpy()) > 0) & ~(np.abs(table["z_sd"].to_numpy()) > 0)
-    for column in ("mcse", "mcse_sd", "ess_bulk", "r_hat", "ess_within", "z", "z_sd"):
+    for column in MONTE_CARLO_COLUMNS:
         table[column] = np.nan
     return agree
 
@@ -897,9 +900,7 @@ def _check_sampled_cells(table: pd.DataFrame, checks, sample) -> int:
             full_flat[np.flatnonzero(np.asarray(sub_block.keep).ravel())],
         )
         positions = np.arange(len(table))[rows][full_rows]
-        for column in ("posterior_mean", "posterior_sd", "mcse", "mcse_sd", "ess_bulk"):
-            table.loc[positions, column] = frame[column].to_numpy()
-        for column in ("r_hat", "ess_within", "z", "z_sd"):
+        for column in (*MONTE_CARLO_COLUMNS, "posterior_mean", "posterior_sd"):
             table.loc[positions, column] = frame[column].to_numpy()
         checked[positions] = True
     render.add_reason(table, ~checked, EXACT_ONLY)
