@@ -11,25 +11,25 @@ __version__ = "0.1.0"
 
 # public name -> module that defines it; resolved on first attribute access (PEP 562).
 _LAZY = {
-    "GaussianDiscriminantAnalysis": "bayesgen.estimators",
-    "QuadraticDiscriminantAnalysis": "bayesgen.estimators",
-    "BernoulliNB": "bayesgen.estimators",
-    "MultinomialNB": "bayesgen.estimators",
-    "CategoricalNB": "bayesgen.estimators",
+    "GaussianDiscriminantAnalysis": "bayesgen.estimators.models",
+    "QuadraticDiscriminantAnalysis": "bayesgen.estimators.models",
+    "BernoulliNB": "bayesgen.estimators.models",
+    "MultinomialNB": "bayesgen.estimators.models",
+    "CategoricalNB": "bayesgen.estimators.models",
     "NormalInverseWishart": "bayesgen.closed_form",
-    "load": "bayesgen.io",
-    "compare": "bayesgen.checks",
-    "compare_predictions": "bayesgen.predictions",
-    "predictive_probabilities": "bayesgen.predictions",
-    "lambda_sweep": "bayesgen.sweep",
-    "plot_lambda_sweep": "bayesgen.sweep",
-    "report": "bayesgen.reporting",
-    "loo_proba": "bayesgen.loo",
-    "leave_one_out": "bayesgen.loo",
-    "compare_models": "bayesgen.loo",
+    "load": "bayesgen.io.model_files",
+    "compare": "bayesgen.checks.comparison",
+    "compare_predictions": "bayesgen.checks.predictions",
+    "predictive_probabilities": "bayesgen.checks.predictions",
+    "lambda_sweep": "bayesgen.checks.sweep",
+    "plot_lambda_sweep": "bayesgen.checks.sweep",
+    "report": "bayesgen.plotting.report",
+    "loo_proba": "bayesgen.checks.loo",
+    "leave_one_out": "bayesgen.checks.loo",
+    "compare_models": "bayesgen.checks.loo",
     # Not bayesgen.sbc: importing a submodule of that name would shadow the function.
-    "sbc": "bayesgen.calibration",
-    "SBCResult": "bayesgen.calibration",
+    "sbc": "bayesgen.checks.calibration",
+    "SBCResult": "bayesgen.checks.calibration",
 }
 
 __all__ = ["__version__", *_LAZY]

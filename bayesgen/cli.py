@@ -384,7 +384,7 @@ def _estimator_defaults() -> dict:
     """The defaults of the inference parameters that every estimator shares."""
     import inspect
 
-    from bayesgen.estimators import MultinomialNB
+    from bayesgen.estimators.models import MultinomialNB
 
     parameters = inspect.signature(MultinomialNB).parameters
     return {name: parameters[name].default for name in ("draws", "tune", "chains")}
@@ -403,7 +403,7 @@ def _positive_float(text: str) -> float:
 
 
 def _smoothing(text: str) -> float | str:
-    """A λ > 0, or "evidence" (chosen at fit by :mod:`bayesgen.smoothing`)."""
+    """A λ > 0, or "evidence" (chosen at fit by :mod:`bayesgen.inference.smoothing`)."""
     if text == "evidence":
         return text
     expected = "a finite number > 0 or 'evidence'"
@@ -511,7 +511,7 @@ def _add_feature_options(parser: argparse.ArgumentParser) -> None:
 
 def _read_data(args: argparse.Namespace, path):
     """The table at ``path``, read as the command's --format, --no-header and --columns say."""
-    from bayesgen.datasets import read_table
+    from bayesgen.input.datasets import read_table
 
     columns = None
     if args.columns is not None:
@@ -547,7 +547,7 @@ MODEL_OPTIONS = {
 
 def _run_fit(args: argparse.Namespace) -> int:
     import bayesgen
-    from bayesgen import io
+    from bayesgen.io import model_files as io
 
     estimator_class = getattr(bayesgen, MODELS[args.model])
     names_taken = estimator_class().get_params(deep=False)
@@ -645,7 +645,7 @@ def _per_class_alpha(per_class: dict[str, float], labels: np.ndarray, target: st
 def _run_predict(args: argparse.Namespace) -> int:
     import pandas as pd
 
-    from bayesgen import io
+    from bayesgen.io import model_files as io
 
     if args.output:
         io.check_output_path(args.output, argument="--output")
@@ -676,8 +676,8 @@ def _run_predict(args: argparse.Namespace) -> int:
 
 
 def _run_compare(args: argparse.Namespace) -> int:
-    from bayesgen.checks import compare
-    from bayesgen.io import load
+    from bayesgen.checks.comparison import compare
+    from bayesgen.io.model_files import load
 
     comparison = compare(load(args.model_file))
     print(comparison)
@@ -685,8 +685,8 @@ def _run_compare(args: argparse.Namespace) -> int:
 
 
 def _run_loo(args: argparse.Namespace) -> int:
-    from bayesgen.io import load
-    from bayesgen.loo import compare_models
+    from bayesgen.checks.loo import compare_models
+    from bayesgen.io.model_files import load
 
     names = [Path(path).stem for path in args.model_files]
     if len(set(names)) != len(names):
@@ -699,8 +699,8 @@ def _run_loo(args: argparse.Namespace) -> int:
 
 
 def _run_report(args: argparse.Namespace) -> int:
-    from bayesgen import io
-    from bayesgen.reporting import report
+    from bayesgen.io import model_files as io
+    from bayesgen.plotting.report import report
 
     out_dir = Path(args.output_dir or Path("reports") / Path(args.model_file).stem)
     io.check_output_path(out_dir, argument="--output-dir", folder=True)
@@ -871,7 +871,7 @@ def _features(table, args, *, exclude, binary: bool = False, estimator=None):
 
 def _first_word(series) -> str:
     """Where a column that should hold numbers first holds something else, e.g. a missing
-    value written "NA" (only an empty field is missing, :func:`bayesgen.datasets.read_table`)."""
+    value written "NA" (only an empty field is missing, :func:`bayesgen.input.datasets.read_table`)."""
     import pandas as pd
 
     numbers = pd.to_numeric(series, errors="coerce")

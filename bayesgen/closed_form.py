@@ -20,7 +20,7 @@ normal-inverse-Wishart prior (see :class:`NormalInverseWishart`), and the map to
 (logistic / softmax) form of p(y | x).
 
 The fit functions also take ``dask.array`` and ``dask.dataframe`` X and y: the statistics are
-then reduced chunk by chunk on Dask (:mod:`bayesgen.distributed`).
+then reduced chunk by chunk on Dask (:mod:`bayesgen.input.distributed`).
 
 Importing this module never imports PyMC or PyTensor (nor Dask).
 """
@@ -31,20 +31,20 @@ import numpy as np
 import scipy.sparse as sp
 import xarray as xr
 
-from bayesgen.gaussian import NormalInverseWishart as NormalInverseWishart
-from bayesgen.gaussian import check_pooled_covariance as check_pooled_covariance
-from bayesgen.gaussian import gaussian_log_joint as gaussian_log_joint
-from bayesgen.gaussian import gaussian_rows as gaussian_rows
-from bayesgen.gaussian import gda_linear_form as gda_linear_form
-from bayesgen.gaussian import niw_posterior as niw_posterior
-from bayesgen.likelihood import (  # re-exported: closed_form is where users found them
+from bayesgen.maths.gaussian import NormalInverseWishart as NormalInverseWishart
+from bayesgen.maths.gaussian import check_pooled_covariance as check_pooled_covariance
+from bayesgen.maths.gaussian import gaussian_log_joint as gaussian_log_joint
+from bayesgen.maths.gaussian import gaussian_rows as gaussian_rows
+from bayesgen.maths.gaussian import gda_linear_form as gda_linear_form
+from bayesgen.maths.gaussian import niw_posterior as niw_posterior
+from bayesgen.maths.likelihood import (  # re-exported: closed_form is where users found them
     bernoulli_log_likelihood as bernoulli_log_likelihood,
 )
-from bayesgen.likelihood import categorical_log_likelihood as categorical_log_likelihood
-from bayesgen.likelihood import linear_in_x as linear_in_x
-from bayesgen.likelihood import linear_log_likelihood as linear_log_likelihood
-from bayesgen.likelihood import multinomial_log_likelihood as multinomial_log_likelihood
-from bayesgen.likelihood import normalize_log_proba as normalize_log_proba
+from bayesgen.maths.likelihood import categorical_log_likelihood as categorical_log_likelihood
+from bayesgen.maths.likelihood import linear_in_x as linear_in_x
+from bayesgen.maths.likelihood import linear_log_likelihood as linear_log_likelihood
+from bayesgen.maths.likelihood import multinomial_log_likelihood as multinomial_log_likelihood
+from bayesgen.maths.likelihood import normalize_log_proba as normalize_log_proba
 
 #: The default prior of :func:`gda` and :func:`qda`: weak and centred on the data.
 DEFAULT_PRIOR = NormalInverseWishart()
@@ -436,8 +436,8 @@ def categorical_nb(
 
 def _fit(model: str, X, y, **options) -> xr.Dataset:
     """The family's closed-form fit; chunk by chunk on Dask for Dask input
-    (:mod:`bayesgen.distributed`, which imports Dask only then)."""
-    from bayesgen import distributed
+    (:mod:`bayesgen.input.distributed`, which imports Dask only then)."""
+    from bayesgen.input import distributed
 
     if distributed.has_dask_input(X, y):
         return distributed.fit(family(model), X, y, **options)
@@ -482,7 +482,7 @@ def check_class_smoothing(value, classes, name: str = "alpha") -> float | np.nda
         ...
     ValueError: alpha: expected ... an array of shape (n_classes,) = (2,); got shape (3,).
     """
-    from bayesgen.params import is_class_mapping
+    from bayesgen.input.params import is_class_mapping
 
     labels = None if np.ndim(classes) == 0 else np.asarray(classes)
     n_classes = int(classes) if labels is None else labels.size
@@ -811,7 +811,7 @@ def log_evidence(estimates: xr.Dataset) -> float:
 
     With a hyperprior on λ (``alpha_prior=(shape, rate)``) λ is integrated out too:
     log p(y | a) + log ∫ p(X | y, λ) Gamma(λ; shape, rate) dλ, the one-dimensional integral
-    by the quadrature of p(λ | D) (:func:`bayesgen.hyperprior.feature_log_evidence`; it
+    by the quadrature of p(λ | D) (:func:`bayesgen.families.hyperprior.feature_log_evidence`; it
     agrees with ``scipy.integrate.quad`` to 1e-9 in the log in the tests). That is not the
     evidence at λ's posterior mean, the fit's ``alpha``, which overstates it.
 
@@ -848,7 +848,7 @@ def log_evidence(estimates: xr.Dataset) -> float:
 
     Under a hyperprior on λ, λ integrated out:
 
-    >>> from bayesgen.hyperprior import with_alpha_prior
+    >>> from bayesgen.families.hyperprior import with_alpha_prior
     >>> learned = with_alpha_prior(est, (2.0, 1.0))
     >>> round(closed_form.log_evidence(learned), 4)
     -6.7448

@@ -4,7 +4,7 @@ First the closed forms of the lecture notes' four-e-mail example and of the digi
 each model is fitted, compared with its closed forms (the verdict is printed), saved under
 ``models/`` and reported under ``reports/``. The models run in ``--workers`` processes (two
 on a machine with two cores or more): their results are printed in the demo's order, and a
-line per step on standard error (:mod:`bayesgen.progress`) tells what each is doing.
+line per step on standard error (:mod:`bayesgen.inference.progress`) tells what each is doing.
 ``--export DIR`` instead writes the demo's data as CSV files for the command-line examples.
 """
 
@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from bayesgen import closed_form as cf
-from bayesgen.progress import Progress
+from bayesgen.inference.progress import Progress
 
 # Seed 000 of the lecture notes: four e-mails over the words a, b, c; y = 1 is spam.
 SEED_EMAILS = [["a", "b"], ["b", "a"], ["a", "c", "b"], ["c", "c", "c"]]
@@ -77,7 +77,7 @@ def print_closed_forms(*, alpha: float = 1.0) -> None:
     """Print MLE and add-λ for the lecture example and the digits data."""
     from sklearn.datasets import load_digits
 
-    from bayesgen.data import vectorize_text
+    from bayesgen.input.data import vectorize_text
 
     print("== Seed 000: four e-mails over the vocabulary a, b, c (multinomial event model) ==")
     X, vectorizer = vectorize_text(SEED_EMAILS)
@@ -268,7 +268,7 @@ def fit_compare_report(job: Job, args: argparse.Namespace) -> dict:
     A progress line (``args.progress``, else one made from ``args.quiet``) comes before each
     step, and before a fit that compiles a PyMC graph a line says so.
     """
-    from bayesgen.checks import compare
+    from bayesgen.checks.comparison import compare
 
     progress = _progress(args)
     estimator = job.estimator
@@ -320,7 +320,7 @@ def _report(job: Job, args, estimator, comparison, model_path: Path, seconds, ac
         "saved": str(model_path),
     }
     if not args.no_reports:
-        from bayesgen.reporting import report
+        from bayesgen.plotting.report import report
 
         out_dir = Path(args.reports_dir) / job.name
         progress(f"{job.name}: writing the report in {out_dir}")
@@ -377,7 +377,7 @@ def export_data(args: argparse.Namespace, *, progress: Progress | None = None) -
     """
     from sklearn.datasets import load_digits, load_wine
 
-    from bayesgen import io as bayesgen_io
+    from bayesgen.io import model_files as bayesgen_io
 
     progress = progress if progress is not None else Progress(quiet=True)
     folder = bayesgen_io.check_output_path(args.export, argument="--export", folder=True)
@@ -412,7 +412,7 @@ def export_data(args: argparse.Namespace, *, progress: Progress | None = None) -
 
 
 def _text_corpus(args: argparse.Namespace) -> tuple[list[str], list[str]]:
-    from bayesgen.datasets import load_sms_spam, load_toy_spam
+    from bayesgen.input.datasets import load_sms_spam, load_toy_spam
 
     if args.dataset == "sms-spam":
         return load_sms_spam(args.data_path, download=args.download)

@@ -394,7 +394,7 @@ def gamma_poisson_rates(
     Declares ``{prefix}_count_data`` (data), ``alpha`` (data), ``{prefix}_rate`` and the
     observed ``{prefix}_count`` (see :func:`observed_counts`; or the potential); returns the
     rates. With ``random_alpha`` (λ a random variable, under the hyperprior of
-    :mod:`bayesgen.hyperprior`) that variable is the concentration instead of the data
+    :mod:`bayesgen.families.hyperprior`) that variable is the concentration instead of the data
     ``alpha``, and ``alpha`` only sets the start; see :func:`total_correction` for the term
     that keeps p(λ | D) exact. ``weight`` w (a shared-mean prior, summing to V over each
     simplex) makes the shapes λ w, the data ``{prefix}_prior_weight``: the rates stay

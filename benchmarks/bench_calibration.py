@@ -22,7 +22,9 @@ import time
 import numpy as np
 from scipy.stats import norm, skew
 
-from bayesgen import BernoulliNB, MultinomialNB, checks, diagnostics
+from bayesgen import BernoulliNB, MultinomialNB
+from bayesgen.checks import comparison as checks
+from bayesgen.maths import diagnostics
 
 
 def sparse_counts(n_features=300, n=40, seed=30):

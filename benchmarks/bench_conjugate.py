@@ -4,7 +4,7 @@ Builds a synthetic Zipf bag-of-words corpus (``bench_closed_form.zipf_bag_of_wor
 20,000 documents of ~100 tokens, 50,000 words, 20 classes), then measures, each in a fresh
 Python subprocess so that its peak resident memory is its own:
 
-* ``bayesgen.inference.conjugate_posterior(stats, draws=1000, chains=1, dtype=..., prior_draws=0)``
+* ``bayesgen.inference.sampling.conjugate_posterior(stats, draws=1000, chains=1, dtype=..., prior_draws=0)``
   for float32 and float64: wall time, and peak RSS (``resource.getrusage(RUSAGE_SELF).ru_maxrss``)
   before and after the call, against the size of the posterior it returns
   (draws x classes x words x itemsize). The docstring of ``conjugate_posterior`` promises "no
@@ -78,8 +78,8 @@ def _load(data_dir: Path):
 
 
 def child_conjugate(args) -> dict:
-    from bayesgen import inference
     from bayesgen.closed_form import multinomial_nb
+    from bayesgen.inference import sampling as inference
 
     X, y = _load(Path(args.data))
     stats = multinomial_nb(X, y)

@@ -3,7 +3,7 @@
 Each task of the graph writes a chunk of synthetic documents (words drawn from one of a few
 class-specific Zipf distributions over a 50,000-word vocabulary), hashes them with
 ``HashingVectorizer(n_features=2**18, alternate_sign=False)`` into a sparse chunk, and reduces
-it to its sufficient statistics (:mod:`bayesgen.distributed`); the statistics merge in a tree.
+it to its sufficient statistics (:mod:`bayesgen.input.distributed`); the statistics merge in a tree.
 The documents never exist on the client, nor all at once anywhere: as a dense float64 matrix
 5 million × 2^18 would take 10 PB, and even the sparse one far more than the workers' memory
 limit. Reports documents per second per worker, and each worker's peak resident memory.
@@ -104,7 +104,7 @@ def main() -> None:
     from distributed import Client, LocalCluster
 
     from bayesgen import closed_form as cf
-    from bayesgen import inference
+    from bayesgen.inference import sampling as inference
 
     cluster = LocalCluster(
         n_workers=args.workers,

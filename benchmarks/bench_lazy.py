@@ -187,7 +187,7 @@ def measure(args) -> dict:
         lambda: predictor.predict_proba_interval(X_test), args.repeats
     )
     if not args.skip_numpy_reference:
-        from bayesgen.families.aggregated import aggregated_multinomial_log_joint
+        from bayesgen.maths.aggregated import aggregated_multinomial_log_joint
 
         estimates = predictor.posterior_.estimates
         inputs = (

@@ -21,7 +21,7 @@ Three modes, each on a synthetic Zipf bag-of-words corpus (see ``bench_closed_fo
     t(large) / t(small) of at most 1.5, since the model sees only the sufficient statistics.
 
 Without a mode
-    one fit of bayesgen's model alone through ``bayesgen.inference.sample_nuts`` (the path of
+    one fit of bayesgen's model alone through ``bayesgen.inference.sampling.sample_nuts`` (the path of
     ``fit(inference="nuts")``, which limits BLAS to one thread per chain), e.g.
     ``--words 20000 --docs 3000``: wall and sampling time, min ESS_bulk, bulk ESS per sampling
     second, max R-hat, divergences, mean tree depth. Goal (2 x 20,000 words, 3,000
@@ -65,7 +65,7 @@ from threadpoolctl import threadpool_limits
 
 from bayesgen.closed_form import feature_counts, multinomial_nb
 from bayesgen.generative import TRACE_VARS, multinomial_nb_model
-from bayesgen.inference import sample_nuts
+from bayesgen.inference.sampling import sample_nuts
 
 GOAL_SPEEDUP = 10.0
 GOAL_SCALING = 1.5
@@ -118,7 +118,7 @@ def sample(model, *, draws: int, tune: int, seed: int):
 
 
 def sample_library(model, *, draws: int, tune: int, seed: int):
-    """``bayesgen.inference.sample_nuts``, as ``fit(inference="nuts")`` calls it."""
+    """``bayesgen.inference.sampling.sample_nuts``, as ``fit(inference="nuts")`` calls it."""
     return sample_nuts(
         model,
         var_names=VAR_NAMES,

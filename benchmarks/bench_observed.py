@@ -19,8 +19,8 @@ from pathlib import Path
 from sklearn.feature_extraction.text import CountVectorizer
 
 import bayesgen
-from bayesgen.classifier import GenerativeClassifier
-from bayesgen.datasets import load_sms_spam
+from bayesgen.estimators.classifier import GenerativeClassifier
+from bayesgen.input.datasets import load_sms_spam
 
 DATA = (
     Path(__file__).resolve().parents[2] / "shared" / "data" / "sms_spam" / "SMSSpamCollection.tsv"

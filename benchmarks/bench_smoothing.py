@@ -42,8 +42,8 @@ from sklearn.model_selection import GridSearchCV, train_test_split
 
 import bayesgen
 from bayesgen import closed_form as cf
-from bayesgen.datasets import load_sms_spam
-from bayesgen.smoothing import evidence_alpha
+from bayesgen.inference.smoothing import evidence_alpha
+from bayesgen.input.datasets import load_sms_spam
 
 DATA = (
     Path(__file__).resolve().parents[2] / "shared" / "data" / "sms_spam" / "SMSSpamCollection.tsv"

@@ -31,9 +31,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bayesgen import MultinomialNB, compare  # noqa: E402
-from bayesgen.checks import diagnostic_limits  # noqa: E402
-from bayesgen.data import vectorize_text  # noqa: E402
-from bayesgen.diagnostics import ess_within, mc_diagnostics  # noqa: E402
+from bayesgen.checks.comparison import diagnostic_limits  # noqa: E402
+from bayesgen.input.data import vectorize_text  # noqa: E402
+from bayesgen.maths.diagnostics import ess_within, mc_diagnostics  # noqa: E402
 
 SMS = ROOT.parent / "shared/data/sms_spam/SMSSpamCollection.tsv"
 
@@ -87,7 +87,7 @@ def data_sets():
     if SMS.exists():
         from sklearn.feature_extraction.text import CountVectorizer
 
-        from bayesgen.datasets import load_sms_spam
+        from bayesgen.input.datasets import load_sms_spam
 
         texts, labels = load_sms_spam(SMS)
         out["SMS Spam, 500 words"] = (

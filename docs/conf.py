@@ -123,7 +123,7 @@ def _make_gallery(app, config) -> None:
 
 
 # The package exports its main names lazily from the modules listed in ``bayesgen._LAZY``
-# (``bayesgen.MultinomialNB`` is defined in ``bayesgen.estimators``). Docstrings use either
+# (``bayesgen.MultinomialNB`` is defined in ``bayesgen.estimators.models``). Docstrings use either
 # spelling, so resolve the short one to the documented object.
 _SHORT_NAMES = {f"bayesgen.{name}": f"{module}.{name}" for name, module in bayesgen._LAZY.items()}
 

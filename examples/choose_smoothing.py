@@ -33,8 +33,8 @@ import pandas as pd
 from sklearn.feature_extraction.text import CountVectorizer
 
 import bayesgen
-from bayesgen.datasets import load_sms_spam, load_toy_spam
-from bayesgen.smoothing import EvidenceBoundaryWarning
+from bayesgen.inference.smoothing import EvidenceBoundaryWarning
+from bayesgen.input.datasets import load_sms_spam, load_toy_spam
 
 #: Exact posteriors; the λ of a hyperprior needs draws for its leave-one-out (PSIS).
 OPTIONS = {

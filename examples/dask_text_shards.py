@@ -4,7 +4,7 @@ The recipe for a corpus too large for one machine's memory: the messages lie in 
 each worker reads a shard, hashes its words into a sparse count matrix (``HashingVectorizer``
 needs no vocabulary, so every shard hashes alike, and ``alternate_sign=False`` keeps the
 counts non-negative), and reduces it to the model's sufficient statistics; the statistics merge
-in a tree and only they come back (:mod:`bayesgen.distributed`). The shard sizes need not be
+in a tree and only they come back (:mod:`bayesgen.input.distributed`). The shard sizes need not be
 known in advance. The fit keeps no training rows (out of core); its posterior is the same as
 an in-memory fit's on the same hashed matrix, which this example checks.
 
@@ -27,7 +27,7 @@ from distributed import Client, LocalCluster
 from sklearn.feature_extraction.text import HashingVectorizer
 
 from bayesgen import MultinomialNB
-from bayesgen.datasets import load_sms_spam, load_toy_spam
+from bayesgen.input.datasets import load_sms_spam, load_toy_spam
 
 #: 2^16 hashed features: few collisions for an SMS vocabulary, and the posterior draws of two
 #: classes stay small.

@@ -15,7 +15,7 @@ from sklearn.datasets import load_digits
 from sklearn.model_selection import train_test_split
 
 import bayesgen
-from bayesgen import plots
+from bayesgen.plotting import plots
 
 
 def main(draws: int, out: Path) -> None:

@@ -11,7 +11,7 @@ import argparse
 from sklearn.feature_extraction.text import CountVectorizer
 
 import bayesgen
-from bayesgen.datasets import load_toy_spam
+from bayesgen.input.datasets import load_toy_spam
 
 
 def main(draws: int, inference: str) -> None:

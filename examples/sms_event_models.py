@@ -19,7 +19,7 @@ import pandas as pd
 from sklearn.feature_extraction.text import CountVectorizer
 
 import bayesgen
-from bayesgen.datasets import load_sms_spam, load_toy_spam
+from bayesgen.input.datasets import load_sms_spam, load_toy_spam
 
 #: Leave-one-out needs no draws (it is exact); a few keep the fits quick.
 OPTIONS = {

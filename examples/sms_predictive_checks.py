@@ -23,7 +23,7 @@ import numpy as np
 from sklearn.feature_extraction.text import CountVectorizer
 
 import bayesgen
-from bayesgen.datasets import load_sms_spam, load_toy_spam
+from bayesgen.input.datasets import load_sms_spam, load_toy_spam
 
 
 def check(name: str, est, statistic: str, draws: int) -> None:

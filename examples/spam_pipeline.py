@@ -15,7 +15,7 @@ from sklearn.model_selection import GridSearchCV, train_test_split
 from sklearn.pipeline import Pipeline
 
 import bayesgen
-from bayesgen.datasets import load_sms_spam, load_toy_spam
+from bayesgen.input.datasets import load_sms_spam, load_toy_spam
 
 
 def main(data_path: str | None, draws: int) -> None:

@@ -272,7 +272,8 @@ class Fits:
         """
 
         def build():
-            from bayesgen import generative, inference
+            from bayesgen import generative
+            from bayesgen.inference import sampling as inference
 
             X, y = DATA[name]()
             est = make_estimator(

@@ -1,4 +1,4 @@
-"""The aggregated Dirichlet draws of bayesgen.families.aggregated and their numba kernels.
+"""The aggregated Dirichlet draws of bayesgen.maths.aggregated and their numba kernels.
 
 The kernels' logarithm is checked against NumPy's, their Gamma variates against scipy.stats'
 Gamma law, and the per-document log joints against fully materialised Dirichlet draws made
@@ -11,8 +11,8 @@ import pytest
 import scipy.sparse as sp
 from scipy import stats
 
-from bayesgen.families import gamma_kernels
-from bayesgen.families.aggregated import _gamma_parameters, aggregated_multinomial_log_joint
+from bayesgen.maths import gamma_kernels
+from bayesgen.maths.aggregated import _gamma_parameters, aggregated_multinomial_log_joint
 
 
 def keys(n, seed=7):

@@ -257,7 +257,7 @@ def test_integer_class_labels_round_trip_as_integers(tmp_path):
 
 
 def test_sbc_of_evidence_per_class_refits_at_the_lambdas_chosen_by_label():
-    from bayesgen.calibration import sbc
+    from bayesgen.checks.calibration import sbc
 
     rng = np.random.default_rng(7)
     y = np.repeat(["ham", "spam"], 15)

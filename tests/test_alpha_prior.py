@@ -2,7 +2,7 @@
 
 The reference values are computed here by ``scipy.integrate.quad`` of evidence × prior (the
 evidence from the families' ``feature_log_evidence``), never by the grid quadrature of
-:mod:`bayesgen.hyperprior` under test.
+:mod:`bayesgen.families.hyperprior` under test.
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from scipy.special import gammaln
 
 from bayesgen import BernoulliNB, CategoricalNB, MultinomialNB, compare, load
 from bayesgen import closed_form as cf
-from bayesgen import hyperprior as hp
 from bayesgen.families import family
+from bayesgen.families import hyperprior as hp
 
 PRIOR = (2.0, 1.5)
 
@@ -292,7 +292,7 @@ def test_posterior_predictive_integrates_alpha_out():
 def test_leave_one_out_integrates_alpha_over_its_posterior_without_the_row(name):
     """Each row's leave-one-out prediction equals a refit without it, whose exact predictive
     integrates λ over p(λ | D without the row) on its own grid."""
-    from bayesgen import loo
+    from bayesgen.checks import loo
 
     cls, X, y = _data(name)
     est = _fit(name, draws=50)
@@ -311,7 +311,7 @@ def test_leave_one_out_integrates_alpha_over_its_posterior_without_the_row(name)
 def test_leave_one_out_differs_from_a_fixed_alpha_at_its_posterior_mean():
     """λ's posterior moves when a row is left out: the answer is not the fixed-λ LOO at the
     full data's E[λ | D] (the test above could not tell the two apart otherwise)."""
-    from bayesgen import loo
+    from bayesgen.checks import loo
 
     cls, X, y = _data("multinomial")
     est = _fit("multinomial", draws=50)
@@ -419,7 +419,7 @@ def test_nuts_samples_alpha_jointly_and_passes_compare(name):
 
 
 def test_map_under_a_hyperprior_says_what_it_is_and_feeds_the_prediction_comparison():
-    from bayesgen.predictions import compare_predictions
+    from bayesgen.checks.predictions import compare_predictions
 
     cls, X, y = _data("bernoulli")
     est = cls(alpha_prior=PRIOR, inference="conjugate", draws=50, random_seed=0).fit(X, y)

@@ -11,8 +11,8 @@ import pytest
 import scipy.sparse as sp
 
 from bayesgen import closed_form as cf
-from bayesgen.data import check_labels
-from bayesgen.estimators import BernoulliNB, GaussianDiscriminantAnalysis
+from bayesgen.estimators.models import BernoulliNB, GaussianDiscriminantAnalysis
+from bayesgen.input.data import check_labels
 
 COUNTS = np.array([[1, 0, 2], [0, 3, 1], [2, 2, 0], [1, 1, 1]], dtype=float)
 LABELS = [0, 1, 0, 1]

@@ -18,8 +18,8 @@ import pytest
 import xarray as xr
 
 import bayesgen
-from bayesgen import io
 from bayesgen.cli import main
+from bayesgen.io import model_files as io
 
 FAST = ["--inference", "conjugate", "--draws", "20", "--chains", "2", "--no-map", "--quiet"]
 COUNTS = pd.DataFrame(
@@ -721,8 +721,7 @@ def test_untampered_copy_loads(good_model, tmp_path):
 @pytest.fixture
 def quick_report(monkeypatch):
     """Reports with two plots only (the file handling is under test, not the plots)."""
-    from bayesgen import plots
-    from bayesgen import reporting as report
+    from bayesgen.plotting import plots, report
 
     full_plan = report._plan
 

@@ -39,7 +39,7 @@ FAST = {
 }
 
 
-#: What naive Bayes smoothing accepts: a λ, or "evidence" (bayesgen.smoothing); alpha also
+#: What naive Bayes smoothing accepts: a λ, or "evidence" (bayesgen.inference.smoothing); alpha also
 #: one λ per class, by class label.
 SMOOTHING = "a finite number > 0 or 'evidence'"
 ALPHA = (
@@ -205,7 +205,7 @@ def _case_id(case):
 @pytest.fixture(autouse=True)
 def no_inference(monkeypatch):
     """Fail any test that reaches the sampler, the MAP optimiser or the exact draws."""
-    from bayesgen import inference
+    from bayesgen.inference import sampling as inference
 
     def reached(*args, **kwargs):
         raise AssertionError("parameter validation should have stopped fit before inference")
@@ -291,7 +291,7 @@ class _Stop(Exception):
 
 @pytest.fixture
 def stop_at_sampling(monkeypatch):
-    from bayesgen import inference
+    from bayesgen.inference import sampling as inference
 
     def stop(*args, **kwargs):
         raise _Stop
@@ -350,7 +350,7 @@ def test_short_conjugate_run_does_not_warn(monkeypatch, recwarn):
 
 
 def test_the_warning_threshold_is_compares_ess_min():
-    from bayesgen.checks import ESS_MIN
+    from bayesgen.checks.comparison import ESS_MIN
 
     assert ESS_MIN == 400  # the figure the messages above are written with
 

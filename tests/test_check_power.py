@@ -652,7 +652,7 @@ def test_a_right_posterior_passes_for_at_least_49_of_50_seeds(name):
 def test_dirichlet_kurtosis_is_that_of_the_beta_marginals():
     from scipy import stats
 
-    from bayesgen.checks_expected import dirichlet_kurtosis
+    from bayesgen.families.expected import dirichlet_kurtosis
 
     concentration = np.array([[1.0, 2.0, 350.0], [0.5, 0.5, 4.0]])
     b = concentration.sum(axis=-1, keepdims=True) - concentration
@@ -661,7 +661,7 @@ def test_dirichlet_kurtosis_is_that_of_the_beta_marginals():
 
 
 def test_mcse_sd_with_a_known_kurtosis_uses_it_and_no_fourth_moment_estimate():
-    from bayesgen.diagnostics import mcse_sd
+    from bayesgen.maths.diagnostics import mcse_sd
 
     rng = np.random.default_rng(8)
     draws = rng.exponential(size=(3, 2, 4000))  # kurtosis 9
@@ -677,7 +677,7 @@ def test_mcse_sd_with_a_known_kurtosis_uses_it_and_no_fourth_moment_estimate():
 def test_mcse_sd_equals_arviz():
     import arviz as az
 
-    from bayesgen.diagnostics import mcse_sd
+    from bayesgen.maths.diagnostics import mcse_sd
 
     rng = np.random.default_rng(5)
     draws = rng.standard_normal((6, 3, 301))
@@ -690,7 +690,7 @@ def test_mcse_sd_equals_arviz():
 
 
 # --------------------------------------------------------------------------------------------
-# Per-draw joint statistics see what the marginals barely can (bayesgen.joint_statistics).
+# Per-draw joint statistics see what the marginals barely can (bayesgen.maths.joint_statistics).
 
 
 def joint_row(result, statistic):

@@ -30,7 +30,7 @@ from bayesgen.closed_form import (
     predict,
     predict_proba,
 )
-from bayesgen.data import vectorize_text
+from bayesgen.input.data import vectorize_text
 
 TOL = {"rtol": 1e-10, "atol": 1e-10}
 ALPHAS = [0.01, 0.5, 1.0, 2.7]
@@ -766,7 +766,7 @@ def test_import_closed_form_does_not_import_pymc_or_pytensor():
 def test_categorical_log_likelihood_equals_a_loop_over_rows_and_features(batch):
     """The vectorised (one-hot product) likelihood against the definition, row by row, with
     an impossible cell (probability 0) that one row falls into and another does not."""
-    from bayesgen.likelihood import categorical_log_likelihood
+    from bayesgen.maths.likelihood import categorical_log_likelihood
 
     rng = np.random.default_rng(7)
     feature_prob = rng.dirichlet(np.ones(4), size=(*batch, 3, 5))  # (..., K, F, C)

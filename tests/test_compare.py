@@ -23,10 +23,10 @@ from bayesgen import (
     GaussianDiscriminantAnalysis,
     MultinomialNB,
 )
-from bayesgen.checks import TABLE_COLUMNS, compare
-from bayesgen.diagnostics import mc_diagnostics
-from bayesgen.predictions import compare_predictions, predictive_probabilities
-from bayesgen.sweep import lambda_sweep, plot_lambda_sweep
+from bayesgen.checks.comparison import TABLE_COLUMNS, compare
+from bayesgen.checks.predictions import compare_predictions, predictive_probabilities
+from bayesgen.checks.sweep import lambda_sweep, plot_lambda_sweep
+from bayesgen.maths.diagnostics import mc_diagnostics
 
 MAP_TOL = {"rtol": 1e-3, "atol": 1e-4}  # compare()'s documented MAP tolerance
 WORDS = ["free", "money", "meeting", "lunch"]
@@ -548,7 +548,7 @@ def test_repr_html_escapes_feature_names():
 
 
 def test_package_level_compare_is_callable_after_the_module_is_imported(multinomial):
-    import bayesgen.checks  # binds the module to bayesgen.checks, not to bayesgen.compare
+    import bayesgen.checks.comparison  # binds the module to bayesgen.checks.comparison, not to bayesgen.compare
 
     assert bayesgen.compare(multinomial).ok
 
@@ -749,7 +749,7 @@ def test_plot_lambda_sweep_draws_lines_and_markers():
 def test_family_threshold_is_bonferroni_and_never_below_four():
     from scipy.stats import norm
 
-    from bayesgen.checks import family_wise_threshold
+    from bayesgen.checks.comparison import family_wise_threshold
 
     assert family_wise_threshold(1) == 4.0  # Φ⁻¹(1 − 0.0005) = 3.29 < 4
     for n in (650, 17_000):
@@ -846,14 +846,14 @@ def test_package_level_compare_is_a_plain_function():
     import inspect
 
     import bayesgen
-    import bayesgen.checks
+    import bayesgen.checks.comparison
 
     assert inspect.isfunction(bayesgen.compare)
-    assert bayesgen.compare is bayesgen.checks.compare
+    assert bayesgen.compare is bayesgen.checks.comparison.compare
 
 
 def test_feature_expected_names_a_model_without_lambda():
-    from bayesgen.checks_expected import feature_expected
+    from bayesgen.families.expected import feature_expected
 
     stats = GaussianDiscriminantAnalysis().fit(*family_training_data("real")).closed_form_
     with pytest.raises(ValueError, match="feature_expected needs a naive Bayes model; got 'gda'"):

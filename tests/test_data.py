@@ -1,4 +1,4 @@
-"""Input validation (bayesgen.data): one bad input per test, and the coordinates it produces.
+"""Input validation (bayesgen.input.data): one bad input per test, and the coordinates it produces.
 
 Every error test checks both the exception type and that the message names the problem.
 """
@@ -16,7 +16,7 @@ from bayesgen.closed_form import (
     predict,
     predict_proba,
 )
-from bayesgen.data import check_features, check_training_data, vectorize_text
+from bayesgen.input.data import check_features, check_training_data, vectorize_text
 
 COUNTS = np.array([[1, 0, 2], [0, 3, 1], [2, 2, 0], [1, 1, 1]], dtype=float)
 LABELS = np.array([0, 1, 0, 1])

@@ -5,7 +5,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from bayesgen.datasets import load_sms_spam, load_toy_spam, read_table
+from bayesgen.input.datasets import load_sms_spam, load_toy_spam, read_table
 
 SMS_SPAM = Path(__file__).resolve().parents[2] / "shared" / "data" / "sms_spam"
 

@@ -14,7 +14,7 @@ import pytest
 import bayesgen
 from bayesgen import demo
 from bayesgen.cli import main
-from bayesgen.progress import COMPILE_COST, Progress
+from bayesgen.inference.progress import COMPILE_COST, Progress
 
 _STAMP = re.compile(r"^\[ *\d+ s\] ")
 
@@ -69,7 +69,7 @@ def test_quiet_prints_no_progress_but_still_the_results(capsys, tmp_path):
 
 
 def test_the_reports_steps_are_printed_under_the_jobs_name(capsys, tmp_path, monkeypatch):
-    from bayesgen import reporting
+    from bayesgen.plotting import report as reporting
 
     def fake_report(est, out_dir, X_test=None, y_test=None, *, progress=None, comparison=None):
         progress("plotting Trace")

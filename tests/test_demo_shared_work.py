@@ -11,7 +11,10 @@ import pandas as pd
 import pytest
 
 import bayesgen
-from bayesgen import checks, demo, plots, reporting
+from bayesgen import demo
+from bayesgen.checks import comparison as checks
+from bayesgen.plotting import plots
+from bayesgen.plotting import report as reporting
 
 # Two classes over three words; the conjugate posterior and its MAP are closed forms.
 _X = np.array([[2, 0, 1], [1, 1, 0], [0, 3, 1], [0, 2, 2], [3, 0, 0], [0, 1, 3]])

@@ -266,10 +266,10 @@ def test_api_index_links_to_one_page_per_object(site, browser):
 
 
 def test_estimator_page_documents_its_methods_and_not_scikit_learns(site):
-    page = (site / "generated" / "bayesgen.estimators.MultinomialNB.html").read_text("utf-8")
+    page = (site / "generated" / "bayesgen.estimators.models.MultinomialNB.html").read_text("utf-8")
     for method in ("fit", "predict_proba", "predict_proba_interval", "save", "pymc_model"):
-        assert f'id="bayesgen.estimators.MultinomialNB.{method}"' in page
-    assert 'id="bayesgen.estimators.MultinomialNB.get_params"' not in page
+        assert f'id="bayesgen.estimators.models.MultinomialNB.{method}"' in page
+    assert 'id="bayesgen.estimators.models.MultinomialNB.get_params"' not in page
 
 
 def test_gallery_figures_are_readable_and_open_full_size(site, browser):

@@ -75,10 +75,10 @@ def test_docstring_examples_run(module_name, tmp_path, monkeypatch):
 def test_api_page_lists_the_estimators_and_functions():
     # A parser that found nothing would let the next test pass vacuously.
     names = documented_names()
-    assert ("bayesgen.estimators", "BernoulliNB") in names
+    assert ("bayesgen.estimators.models", "BernoulliNB") in names
     assert ("bayesgen.closed_form", "add_lambda") in names
-    assert ("bayesgen.calibration", "sbc") in names
-    assert ("bayesgen.smoothing", "EvidenceBoundaryWarning") in names
+    assert ("bayesgen.checks.calibration", "sbc") in names
+    assert ("bayesgen.inference.smoothing", "EvidenceBoundaryWarning") in names
     assert ("bayesgen.generative", "TRACE_VARS") not in names  # data, rendered by autodata
     assert len(names) > 100
 

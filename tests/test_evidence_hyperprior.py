@@ -17,8 +17,8 @@ from scipy.special import gammaln
 
 from bayesgen import BernoulliNB, CategoricalNB, MultinomialNB
 from bayesgen import closed_form as cf
-from bayesgen import hyperprior as hp
 from bayesgen.families import family
+from bayesgen.families import hyperprior as hp
 
 #: The tolerance stated in closed_form.log_evidence: 1e-9 in the log (relative, in p(y, X)).
 ATOL = 1e-9

@@ -158,7 +158,7 @@ def test_runs_on_a_fresh_clone_with_its_defaults(clone, name):
 def test_fit_posterior_prints_plain_words_intervals_and_flags_spam(clone):
     from sklearn.feature_extraction.text import CountVectorizer
 
-    from bayesgen.datasets import load_toy_spam
+    from bayesgen.input.datasets import load_toy_spam
 
     out = run_example(clone, "fit_posterior.py", "--draws", "200", "--inference", "conjugate")
     assert "np.str_(" not in out
@@ -288,7 +288,7 @@ def predictive_check_lines(out: str) -> dict[str, tuple[float, float, float]]:
 def test_sms_predictive_checks_run_on_the_bundled_corpus_by_default(clone):
     from sklearn.feature_extraction.text import CountVectorizer
 
-    from bayesgen.datasets import load_toy_spam
+    from bayesgen.input.datasets import load_toy_spam
 
     out = run_example(clone, "sms_predictive_checks.py")
     texts, _ = load_toy_spam()
@@ -333,8 +333,8 @@ def test_choose_smoothing_reports_each_choice_and_names_those_within_one_se(clon
     from sklearn.feature_extraction.text import CountVectorizer
 
     from bayesgen import closed_form
-    from bayesgen.datasets import load_toy_spam
-    from bayesgen.smoothing import evidence_alpha
+    from bayesgen.inference.smoothing import evidence_alpha
+    from bayesgen.input.datasets import load_toy_spam
 
     out = run_example(clone, "choose_smoothing.py")
     texts, labels = load_toy_spam()

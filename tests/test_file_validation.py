@@ -18,7 +18,8 @@ import pytest
 import xarray as xr
 
 import bayesgen
-from bayesgen import file_checks, io
+from bayesgen.io import file_checks
+from bayesgen.io import model_files as io
 
 X_COUNTS = np.array([[2, 1, 0, 3], [3, 0, 1, 2], [0, 2, 3, 0], [1, 0, 4, 1], [2, 2, 0, 1]])
 Y = np.array(["ham", "ham", "spam", "spam", "ham"])
@@ -152,7 +153,7 @@ def test_every_conjugate_size_attribute_is_bounded(tmp_path, attrs, fragment):
 
 
 def test_the_draw_bound_is_what_one_prediction_pass_can_draw():
-    from bayesgen.families import gamma_kernels
+    from bayesgen.maths import gamma_kernels
 
     assert file_checks.MAX_CONJUGATE_DRAWS == gamma_kernels.MAX_DRAWS
 
@@ -220,7 +221,7 @@ def test_negative_class_count_is_refused(tmp_path):
 HANG = textwrap.dedent(
     """
     import numpy as np
-    from bayesgen.families.aggregated import aggregated_multinomial_log_joint
+    from bayesgen.maths.aggregated import aggregated_multinomial_log_joint
 
     for bad in (-4.0, np.nan, np.inf):
         concentration = np.array([[2.0, 1.0, bad], [1.0, 3.0, 2.0]])
@@ -392,7 +393,7 @@ ROUND_TRIPS = {
 
 
 # Five rows are too few for the evidence to bound class_alpha: not what is tested here.
-@pytest.mark.filterwarnings("ignore::bayesgen.smoothing.EvidenceBoundaryWarning")
+@pytest.mark.filterwarnings("ignore::bayesgen.inference.smoothing.EvidenceBoundaryWarning")
 @pytest.mark.parametrize("how", ["fit", "weighted", "partial_fit"])
 @pytest.mark.parametrize("case", ROUND_TRIPS, ids=str)
 def test_every_file_bayesgen_writes_passes_the_checks(tmp_path, case, how):

@@ -1,4 +1,4 @@
-"""The PyMC models (bayesgen.generative) and the inference paths (bayesgen.inference).
+"""The PyMC models (bayesgen.generative) and the inference paths (bayesgen.inference.sampling).
 
 The posterior means and standard deviations of NUTS and of the exact conjugate draws are
 checked against the closed-form posterior written out in conftest.py (from X and y, not from

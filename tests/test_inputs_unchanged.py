@@ -335,7 +335,7 @@ def test_gda_plots_of_the_report_leave_held_out_data_unchanged(kind):
     """The report's only GDA-specific use of X_test (the rest is covered above)."""
     import matplotlib.pyplot as plt
 
-    from bayesgen import plots
+    from bayesgen.plotting import plots
 
     X, y = make_X("gda", kind), list(LABELS)
     est = bayesgen.GaussianDiscriminantAnalysis(**FAST_FIT).fit(X, y)

@@ -1,4 +1,4 @@
-"""Saving and loading fitted models (bayesgen.io)."""
+"""Saving and loading fitted models (bayesgen.io.model_files)."""
 
 import json
 import subprocess

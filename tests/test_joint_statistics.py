@@ -11,7 +11,11 @@ import numpy as np
 import pytest
 
 from bayesgen import CategoricalNB, MultinomialNB, compare
-from bayesgen.joint_statistics import dirichlet_log_sum_cumulants, fixed_statistic, statistic_z
+from bayesgen.maths.joint_statistics import (
+    dirichlet_log_sum_cumulants,
+    fixed_statistic,
+    statistic_z,
+)
 
 
 def test_cumulants_of_the_log_sum_match_monte_carlo():

@@ -1,4 +1,4 @@
-"""A conjugate fit keeps its exact posterior as parameters (bayesgen.posterior).
+"""A conjugate fit keeps its exact posterior as parameters (bayesgen.inference.conjugate).
 
 The exact means, SDs and intervals are checked against scipy.stats marginals written out here
 from the counts, and against many materialised draws; the lazily drawn ``idata_`` is the same,
@@ -24,9 +24,9 @@ from bayesgen import (
     MultinomialNB,
     QuadraticDiscriminantAnalysis,
     compare,
-    inference,
 )
-from bayesgen.posterior import ConjugatePosterior
+from bayesgen.inference import sampling as inference
+from bayesgen.inference.conjugate import ConjugatePosterior
 
 FAST = {"inference": "conjugate", "compute_map": False, "random_seed": 0}
 
@@ -316,7 +316,7 @@ def test_aggregated_predictions_do_not_depend_on_the_batch():
 
 
 def test_conjugate_map_is_computed_on_first_access_and_kept(monkeypatch):
-    from bayesgen import inference
+    from bayesgen.inference import sampling as inference
 
     calls = []
     real = inference.conjugate_map

@@ -20,8 +20,8 @@ from sklearn.exceptions import NotFittedError
 
 import bayesgen
 from bayesgen import closed_form as cf
+from bayesgen.checks.loo import leave_one_out, loo_proba
 from bayesgen.families import family
-from bayesgen.loo import leave_one_out, loo_proba
 
 CONJUGATE = {"inference": "conjugate", "compute_map": False, "random_seed": 0, "prior_draws": 0}
 MODELS = ("multinomial", "bernoulli", "categorical", "gda", "qda")

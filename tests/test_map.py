@@ -18,8 +18,9 @@ from sklearn.datasets import load_wine
 
 import bayesgen
 from bayesgen import closed_form as cf
-from bayesgen import demo, inference
+from bayesgen import demo
 from bayesgen.families import family
+from bayesgen.inference import sampling as inference
 
 # --------------------------------------------------------------------------------------------
 # Exact modes of the conjugate posteriors.

@@ -1,7 +1,7 @@
 """NUTS at vocabulary scale: the standardising transforms under which NUTS samples the naive
 Bayes rates and the class probabilities (bayesgen.generative.StandardisedLog,
 StandardisedSimplex), the exactness of the posterior they leave, and the one BLAS thread per
-chain that bayesgen.inference.sample_nuts sets.
+chain that bayesgen.inference.sampling.sample_nuts sets.
 
 Expected values come from SciPy, from finite differences and from random draws, not from the
 transforms' code.
@@ -235,7 +235,7 @@ def test_categorical_model_starts_at_the_mode_of_the_standardised_cells():
 
 
 def test_rates_under_a_hyperprior_on_lambda_are_standardised_at_its_start():
-    from bayesgen import hyperprior
+    from bayesgen.families import hyperprior
 
     X = np.array([[3, 0, 1], [0, 2, 0], [4, 1, 0], [1, 5, 0]])
     stats_ = hyperprior.with_alpha_prior(cf.multinomial_nb(X, np.array([0, 1, 0, 1])), (2.0, 1.0))

@@ -271,7 +271,7 @@ def test_posterior_predictive_of_multinomial_counts_matches_the_posterior():
 
 def test_posterior_predictive_bernoulli_frequencies_match_add_lambda():
     """Simulated present counts / N_k have posterior predictive mean (N_jk + λ) / (N_k + 2λ)."""
-    from bayesgen.inference import conjugate_posterior
+    from bayesgen.inference.sampling import conjugate_posterior
 
     X, y = DATA["bernoulli_nb"]()
     statistics = cf.bernoulli_nb(X, y)

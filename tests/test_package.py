@@ -5,9 +5,9 @@ import sys
 
 CHECK = """
 import bayesgen
-import bayesgen.reporting, bayesgen.checks   # binds the modules to the package attributes
-import bayesgen.reporting as report_module
-import bayesgen.checks as compare_module
+import bayesgen.plotting.report, bayesgen.checks.comparison  # binds the modules
+import bayesgen.plotting.report as report_module
+import bayesgen.checks.comparison as compare_module
 calls = []
 report_module.report = lambda *a, **k: calls.append(("report", a, k)) or "index.html"
 compare_module.compare = lambda *a, **k: calls.append(("compare", a, k)) or "comparison"

@@ -21,10 +21,11 @@ from scipy import integrate, stats
 from scipy.special import gammaln
 
 import bayesgen
-from bayesgen import BernoulliNB, CategoricalNB, MultinomialNB, smoothing
+from bayesgen import BernoulliNB, CategoricalNB, MultinomialNB
 from bayesgen import closed_form as cf
-from bayesgen.calibration import sbc
-from bayesgen.loo import loo_proba
+from bayesgen.checks.calibration import sbc
+from bayesgen.checks.loo import loo_proba
+from bayesgen.inference import smoothing
 
 FAST = {"inference": "conjugate", "compute_map": False, "random_seed": 0, "prior_draws": 0}
 NB_MODELS = ("multinomial", "bernoulli", "categorical")

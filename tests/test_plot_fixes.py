@@ -19,13 +19,15 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 from sklearn.datasets import load_digits
 
-from bayesgen import GaussianDiscriminantAnalysis, MultinomialNB, plots, plots_predictive
-from bayesgen.reporting import report
-from bayesgen.sweep import plot_lambda_sweep
+from bayesgen import GaussianDiscriminantAnalysis, MultinomialNB
+from bayesgen.checks.sweep import plot_lambda_sweep
+from bayesgen.plotting import plots
+from bayesgen.plotting import predictive as plots_predictive
+from bayesgen.plotting.report import report
 
 #: Smallest font, in points as shown in the report, that a person reads without zooming.
 READABLE_PT = 8.0
-#: The report saves figures at this many dots per inch (bayesgen.reporting).
+#: The report saves figures at this many dots per inch (bayesgen.plotting.report).
 REPORT_DPI = 100
 #: index.html shows images at most as wide as its body: max-width 72rem at 16 px a rem.
 REPORT_IMAGE_WIDTH_PX = 72 * 16
@@ -465,7 +467,7 @@ def test_no_plot_of_a_ten_class_fit_has_an_empty_panel(digits_plots):
 
 
 def test_sbc_plot_says_what_its_band_curves_and_p_are():
-    from bayesgen.calibration import SBCResult
+    from bayesgen.checks.calibration import SBCResult
 
     rng = np.random.default_rng(4)
     columns = pd.MultiIndex.from_tuples([("class_prob", "0"), ("class_prob", "1")])

@@ -1,4 +1,4 @@
-"""The posterior predictive check and PSIS-LOO plots (bayesgen.plots_workflow) and their report
+"""The posterior predictive check and PSIS-LOO plots (bayesgen.plotting.workflow) and their report
 sections.
 
 Every fit is conjugate without a MAP (nothing compiles). The observed statistics are computed
@@ -17,10 +17,10 @@ from conftest import DATA, bernoulli_data
 from matplotlib.figure import Figure
 
 import bayesgen
-from bayesgen import plots_workflow
-from bayesgen.data import vectorize_text
-from bayesgen.datasets import load_toy_spam
-from bayesgen.reporting import report
+from bayesgen.input.data import vectorize_text
+from bayesgen.input.datasets import load_toy_spam
+from bayesgen.plotting import workflow as plots_workflow
+from bayesgen.plotting.report import report
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 OLD_FILE = Path(__file__).parent / "data" / "v0.1.0" / "bernoulli.nc"

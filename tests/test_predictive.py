@@ -16,7 +16,7 @@ from conftest import bernoulli_data, categorical_data, gaussian_data, multinomia
 from scipy import stats
 
 import bayesgen
-from bayesgen import simulation
+from bayesgen.inference import simulation
 
 CONJUGATE = {"inference": "conjugate", "compute_map": False, "random_seed": 0, "chains": 2}
 

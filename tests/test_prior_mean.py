@@ -311,7 +311,7 @@ def test_nuts_posterior_of_the_pooled_prior_matches_the_closed_form(text_data_sm
 @pytest.mark.parametrize("prior_mean", ["uniform", "pooled"])
 @pytest.mark.parametrize("weighted_rows", [False, True])
 def test_bernoulli_evidence_from_the_non_zeros_equals_the_generic_pairs(prior_mean, weighted_rows):
-    from bayesgen.families.evidence import DirichletEvidence
+    from bayesgen.maths.evidence import DirichletEvidence
 
     rng = np.random.default_rng(4)
     X = (rng.random((150, 25)) < rng.random(25) * 0.4).astype(np.int64)

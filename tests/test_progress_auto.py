@@ -7,7 +7,7 @@ import pytest
 from conftest import multinomial_data
 
 from bayesgen import MultinomialNB
-from bayesgen.progress import interactive, show_progress
+from bayesgen.inference.progress import interactive, show_progress
 
 SMALL = {"tune": 60, "draws": 60, "chains": 2, "random_seed": 0, "compute_map": False}
 

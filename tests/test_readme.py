@@ -363,7 +363,7 @@ def test_layout_modules_reads_folders_and_names():
     readme = (
         "## Layout\n| path | what |\n|---|---|\n"
         "| `bayesgen/families/` | `gda.py` and `__init__.py` |\n"
-        "| `bayesgen/io.py`, `cli.py` | disk |\n| `models/` | data |\n"
+        "| `bayesgen/io/model_files.py`, `cli.py` | disk |\n| `models/` | data |\n"
         "## Tests\n| `bayesgen/x.py` |\n"
     )
     assert layout_modules(readme) == {"families/gda.py", "families/__init__.py", "io.py", "cli.py"}

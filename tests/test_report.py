@@ -1,4 +1,4 @@
-"""Plots (bayesgen.plots) and the HTML report (bayesgen.reporting)."""
+"""Plots (bayesgen.plotting.plots) and the HTML report (bayesgen.plotting.report)."""
 
 import dataclasses
 import html
@@ -13,10 +13,12 @@ from arviz_plots import PlotCollection, PlotMatrix
 from conftest import offline_chromium
 from matplotlib.figure import Figure
 
-from bayesgen import GaussianDiscriminantAnalysis, MultinomialNB, plots, plots_predictive
+from bayesgen import GaussianDiscriminantAnalysis, MultinomialNB
 from bayesgen import closed_form as cf
-from bayesgen.plots_selection import mpl_text
-from bayesgen.reporting import report
+from bayesgen.plotting import plots
+from bayesgen.plotting import predictive as plots_predictive
+from bayesgen.plotting.report import report
+from bayesgen.plotting.selection import mpl_text
 
 SCRIPT = "<script>alert(1)</script>"
 CLASSES = ["ham", "<i>spam</i>"]
@@ -474,7 +476,7 @@ def _verdict(text: str) -> tuple[str, str]:
 
 
 def test_report_verdict_tells_a_failed_diagnostic_from_a_wrong_posterior(mnb, tmp_path):
-    from bayesgen.checks import compare
+    from bayesgen.checks.comparison import compare
 
     comparison = compare(mnb)
     tripped = dataclasses.replace(comparison, diagnostics_ok=False, ok=False)
@@ -493,7 +495,7 @@ def test_report_verdict_tells_a_failed_diagnostic_from_a_wrong_posterior(mnb, tm
 
 
 def test_report_shows_the_worst_rows_in_the_comparisons_own_order(mnb, tmp_path, monkeypatch):
-    from bayesgen.checks import Comparison, compare
+    from bayesgen.checks.comparison import Comparison, compare
 
     comparison = compare(mnb)
     assert len(comparison.table) > 10
@@ -512,7 +514,7 @@ def test_report_shows_the_worst_rows_in_the_comparisons_own_order(mnb, tmp_path,
 
 
 def test_report_table_holds_the_rows_that_tripped_a_diagnostic(mnb, tmp_path):
-    from bayesgen.checks import compare
+    from bayesgen.checks.comparison import compare
 
     comparison = compare(mnb)
     table = comparison.table.copy()
@@ -677,7 +679,7 @@ def test_discriminant_plane_puts_points_where_the_classifier_sees_them():
     from sklearn.datasets import load_wine
 
     from bayesgen import GaussianDiscriminantAnalysis
-    from bayesgen.plots import discriminant_plane
+    from bayesgen.plotting.plots import discriminant_plane
 
     X, y = load_wine(return_X_y=True)
     est = GaussianDiscriminantAnalysis(

@@ -23,7 +23,7 @@ from bayesgen import (
     NormalInverseWishart,
     QuadraticDiscriminantAnalysis,
 )
-from bayesgen.calibration import SBCResult, sbc
+from bayesgen.checks.calibration import SBCResult, sbc
 
 CONJUGATE = {"inference": "conjugate", "compute_map": False, "random_seed": 0}
 NB_MODELS = ("multinomial", "bernoulli", "categorical")

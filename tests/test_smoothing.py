@@ -1,4 +1,4 @@
-"""alpha="evidence": λ (and a) chosen by maximising the evidence (bayesgen.smoothing).
+"""alpha="evidence": λ (and a) chosen by maximising the evidence (bayesgen.inference.smoothing).
 
 The evidence here is computed independently of bayesgen, from the raw rows: every naive Bayes
 model is a set of Dirichlet(λ) simplices with counts c_o (T in all, O outcomes), and the
@@ -17,7 +17,7 @@ from sklearn.base import clone
 import bayesgen
 from bayesgen import BernoulliNB, CategoricalNB, GaussianDiscriminantAnalysis, MultinomialNB
 from bayesgen.cli import main
-from bayesgen.smoothing import EvidenceBoundaryWarning, evidence_alpha
+from bayesgen.inference.smoothing import EvidenceBoundaryWarning, evidence_alpha
 
 FAST = {"inference": "conjugate", "compute_map": False, "draws": 20, "prior_draws": 0}
 
@@ -372,13 +372,13 @@ def test_per_class_log_bayes_factor_with_the_pooled_mean_equals_quad(name, monke
     )
     # The integrals that do not fall away within the local grid go to the adaptive rule.
     adaptive = []
-    rule = bayesgen.smoothing._log_integrals_adaptive
+    rule = bayesgen.inference.smoothing._log_integrals_adaptive
     monkeypatch.setattr(
-        bayesgen.smoothing,
+        bayesgen.inference.smoothing,
         "_log_integrals_adaptive",
         lambda *args: adaptive.append(args[2]) or rule(*args),
     )
-    value = bayesgen.smoothing.per_class_log_bayes_factor(est)
+    value = bayesgen.inference.smoothing.per_class_log_bayes_factor(est)
     assert adaptive, "the flat tails should have been integrated by the adaptive rule"
     assert value == pytest.approx(separate - together, abs=BAYES_FACTOR_ATOL, rel=0)
 
@@ -398,7 +398,7 @@ def test_per_class_log_bayes_factor_of_classes_at_the_upper_bound_equals_quad():
     together = _log_integral_by_quad(
         lambda lam: sum(_weighted_log_evidence(s, lam) for s in classes)
     )
-    value = bayesgen.smoothing.per_class_log_bayes_factor(est)
+    value = bayesgen.inference.smoothing.per_class_log_bayes_factor(est)
     assert value == pytest.approx(separate - together, abs=BAYES_FACTOR_ATOL, rel=0)
 
 
@@ -424,5 +424,5 @@ def test_per_class_log_bayes_factor_of_many_bernoulli_features_equals_quad(prior
     together = _log_integral_by_quad(
         lambda lam: sum(_weighted_log_evidence(s, lam) for s in classes)
     )
-    value = bayesgen.smoothing.per_class_log_bayes_factor(est)
+    value = bayesgen.inference.smoothing.per_class_log_bayes_factor(est)
     assert value == pytest.approx(separate - together, abs=BAYES_FACTOR_ATOL, rel=0)

@@ -19,8 +19,8 @@ from scipy.signal import lfilter
 from scipy.stats import chi2
 
 from bayesgen import MultinomialNB, compare
-from bayesgen.checks import diagnostic_limits
-from bayesgen.diagnostics import ess_limit, ess_within, mc_diagnostics, rhat_limit
+from bayesgen.checks.comparison import diagnostic_limits
+from bayesgen.maths.diagnostics import ess_limit, ess_within, mc_diagnostics, rhat_limit
 
 
 def ar1_chains(rng, n_parameters, chains, draws, rho):
@@ -186,13 +186,13 @@ def chain_offset(cells, shift):
 def test_a_borderline_r_hat_is_reported_apart_and_does_not_fail(small_fit, monkeypatch):
     # With the conventional target lowered below every R-hat, each row is past the target
     # but within its family-wise limit: borderline, reported apart, and the verdict still OK.
-    monkeypatch.setattr("bayesgen.checks.RHAT_MAX", 1.0)
+    monkeypatch.setattr("bayesgen.checks.comparison.RHAT_MAX", 1.0)
     result = compare(small_fit)
     assert result.ok and result.agrees and result.diagnostics_ok
     assert (result.table["diagnostic"] == "borderline").any()
     assert result.borderline and "within the family-wise limit" in result.borderline[0]
     assert "Borderline (not failures)" in str(result)
-    from bayesgen.checks_render import headline
+    from bayesgen.checks.render import headline
 
     assert headline(result)[1] == "warn"
 
@@ -217,7 +217,7 @@ def test_one_parameter_is_singular(small_fit):
 def test_a_sampler_failure_is_not_called_a_disagreement(small_fit):
     result = compare(with_posterior(small_fit, chain_offset([(0, 0), (1, 2)], 0.5)))
     assert result.agrees and not result.diagnostics_ok and not result.ok
-    from bayesgen.checks_render import headline
+    from bayesgen.checks.render import headline
 
     sentence, level = headline(result)
     assert level == "fail"
@@ -310,7 +310,7 @@ def test_a_nuts_fit_that_did_not_converge_warns_at_fit():
 
 
 def test_convergence_problems_name_the_variable_and_count():
-    from bayesgen.diagnostics import convergence_problems
+    from bayesgen.maths.diagnostics import convergence_problems
 
     rng = np.random.default_rng(0)
     good = {"class_prob": rng.normal(size=(4, 500, 2)), "mu": rng.normal(size=(4, 500, 3, 2))}

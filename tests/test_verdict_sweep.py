@@ -17,8 +17,8 @@ import pytest
 from sklearn.feature_extraction.text import CountVectorizer
 
 from bayesgen import MultinomialNB, compare
-from bayesgen.data import vectorize_text
-from bayesgen.datasets import load_sms_spam
+from bayesgen.input.data import vectorize_text
+from bayesgen.input.datasets import load_sms_spam
 
 pytestmark = pytest.mark.slow
 

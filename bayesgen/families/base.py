@@ -3,8 +3,8 @@
 A family is everything that makes one model itself: its sufficient statistics and closed
 forms, the exact conjugate posterior (draws and mode), the PyMC model, the per-draw joint
 log-likelihood used for prediction, and the names and dims of its parameters. The generic
-layers (:mod:`bayesgen.closed_form`'s predictions, :mod:`bayesgen.inference`,
-:mod:`bayesgen.estimators`, :mod:`bayesgen.io`, :mod:`bayesgen.cli`) reach a model only
+layers (:mod:`bayesgen.closed_form`'s predictions, :mod:`bayesgen.inference.sampling`,
+:mod:`bayesgen.estimators.models`, :mod:`bayesgen.io.model_files`, :mod:`bayesgen.cli`) reach a model only
 through :func:`bayesgen.families.family` and these methods, so adding a model means one module
 and one registry line, the way scikit-learn's ``_BaseDiscreteNB`` keeps the fit loop and lets
 each subclass supply ``_count`` and ``_update_feature_log_prob``.
@@ -23,8 +23,8 @@ import pandas as pd
 import scipy.sparse as sp
 import xarray as xr
 
-from bayesgen.data import FeatureKind, check_prediction_features
-from bayesgen.joint_statistics import fixed_statistic, normal_inverse_wishart_statistics
+from bayesgen.input.data import FeatureKind, check_prediction_features
+from bayesgen.maths.joint_statistics import fixed_statistic, normal_inverse_wishart_statistics
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -79,7 +79,7 @@ class Family:
     cli_name : str
         The model's name on the command line (``bayesgen fit NAME``).
     feature_kind : {"real", "count", "binary", "categorical"}
-        What :mod:`bayesgen.data` checks X against.
+        What :mod:`bayesgen.input.data` checks X against.
     parameters : dict of str to tuple of str
         The posterior variables and their dims (besides chain and draw), in trace order.
     statistics : dict of str to tuple of str
@@ -87,8 +87,8 @@ class Family:
     smoothing : bool
         Whether the model has a λ (``alpha``) besides ``class_alpha``.
     plot_variables : tuple of str
-        The posterior variables the diagnostic plots (:mod:`bayesgen.plots`) and the report
-        (:mod:`bayesgen.reporting`) show by default.
+        The posterior variables the diagnostic plots (:mod:`bayesgen.plotting.plots`) and the report
+        (:mod:`bayesgen.plotting.report`) show by default.
     variable_symbols : dict of str to str
         How captions write a variable (``{"mu": "μ"}``); the others by their name.
     mean_label : str
@@ -97,12 +97,12 @@ class Family:
     mean_caption : str
         The same as the report's caption says it ("add-λ estimate").
     top_parameter_label : str
-        Axis label of :func:`bayesgen.plots.plot_top_features` ("P(word | class)").
+        Axis label of :func:`bayesgen.plotting.plots.plot_top_features` ("P(word | class)").
     top_parameter_caption : str
         What those panels rank, as the report's caption says it ("most probable features").
     ppc_variables : tuple of str
         The statistics of :meth:`predictive_statistics` that the posterior predictive check
-        (:func:`bayesgen.plots_workflow.plot_ppc`) and the report show by default (none).
+        (:func:`bayesgen.plotting.workflow.plot_ppc`) and the report show by default (none).
     ppc_caption : str
         What those statistics are and what a misfit looks like, as the report's caption
         says it.
@@ -144,7 +144,7 @@ class Family:
     # modules (matplotlib, ArviZ) only inside report_sections.
 
     def feature_scores(self, estimates: xr.Dataset) -> np.ndarray:
-        """How interesting each feature is, for :func:`bayesgen.plots.selected_features`.
+        """How interesting each feature is, for :func:`bayesgen.plotting.plots.selected_features`.
 
         Returns
         -------
@@ -155,7 +155,7 @@ class Family:
         raise NotImplementedError
 
     def top_parameters(self, estimates: xr.Dataset, posterior: xr.Dataset) -> TopParameters:
-        """The parameters :func:`bayesgen.plots.plot_top_features` ranks, one panel a class."""
+        """The parameters :func:`bayesgen.plotting.plots.plot_top_features` ranks, one panel a class."""
         raise NotImplementedError
 
     def report_sections(
@@ -220,7 +220,7 @@ class Family:
 
     def exact_marginals(self, estimates: xr.Dataset) -> dict[str, Marginal]:
         """The closed-form marginal of each parameter that has one (:class:`Marginal`), for
-        :class:`bayesgen.posterior.ConjugatePosterior`; default none (it then falls back to
+        :class:`bayesgen.inference.conjugate.ConjugatePosterior`; default none (it then falls back to
         a bounded number of exact draws)."""
         return {}
 
@@ -259,7 +259,7 @@ class Family:
         """
         raise NotImplementedError
 
-    # -- the row-level generative model (bayesgen.observed, bayesgen.simulation) -----------
+    # -- the row-level generative model (bayesgen.inference.observed, bayesgen.inference.simulation) -----------
 
     def row_log_likelihood(
         self, estimates: xr.Dataset, X, y_codes: np.ndarray, draws: xr.Dataset
@@ -309,7 +309,7 @@ class Family:
         feature, ...), for the training rows and each simulated data set alike."""
         raise NotImplementedError
 
-    # -- the comparison (bayesgen.checks) -------------------------------------------------
+    # -- the comparison (bayesgen.checks.comparison) -------------------------------------------------
 
     def expected(
         self,
@@ -339,10 +339,10 @@ class Family:
 
         Returns
         -------
-        list of bayesgen.checks_expected.Expected
+        list of bayesgen.families.expected.Expected
             One block per posterior variable, in the posterior's order. The generic pieces
-            (the class probabilities' :func:`~bayesgen.checks_expected.class_expected`, the
-            Dirichlet moments and modes, the reasons) are in :mod:`bayesgen.checks_expected`;
+            (the class probabilities' :func:`~bayesgen.families.expected.class_expected`, the
+            Dirichlet moments and modes, the reasons) are in :mod:`bayesgen.families.expected`;
             import it inside this method, since the comparison needs pandas.
         """
         raise NotImplementedError
@@ -366,10 +366,10 @@ class Family:
         options: dict | None = None,
     ) -> list:
         """Statistics of each whole draw with an exact law under the posterior (default:
-        none): a list of :class:`bayesgen.joint_statistics.JointStatistic`, which
+        none): a list of :class:`bayesgen.maths.joint_statistics.JointStatistic`, which
         :func:`bayesgen.compare` checks for location and spread. They see what the marginal
         checks cannot: e.g. every concentration 10 % off (see
-        :mod:`bayesgen.joint_statistics`)."""
+        :mod:`bayesgen.maths.joint_statistics`)."""
         return []
 
     def prediction_statistics(
@@ -377,11 +377,11 @@ class Family:
     ) -> list:
         """Statistics with an exact law of the draws that predictions use where they are not
         ``idata_``'s (:meth:`aggregated_log_joint`), over the features ``words``: a list of
-        :class:`bayesgen.joint_statistics.JointStatistic` (default: none, the predictions
+        :class:`bayesgen.maths.joint_statistics.JointStatistic` (default: none, the predictions
         use ``idata_``'s draws, which :func:`bayesgen.compare` reads)."""
         return []
 
-    # -- exact leave-one-out (bayesgen.loo) -----------------------------------------------
+    # -- exact leave-one-out (bayesgen.checks.loo) -----------------------------------------------
 
     def loo_log_joint(
         self, estimates: xr.Dataset, X, y_codes: np.ndarray, *, options: dict | None = None
@@ -411,7 +411,7 @@ class Family:
         Raises
         ------
         NotImplementedError
-            For a model without a closed-form posterior (the default): :mod:`bayesgen.loo`
+            For a model without a closed-form posterior (the default): :mod:`bayesgen.checks.loo`
             then uses Pareto-smoothed importance sampling.
         """
         raise NotImplementedError(f"{self.name}: no closed-form leave-one-out posterior.")
@@ -423,7 +423,7 @@ class Family:
 
         The labels and rows in their order: the class term is that of the label sequence
         (see :func:`class_log_evidence`), and a multinomial document that of its tokens in
-        order (no multinomial coefficient; see :mod:`bayesgen.families.evidence`).
+        order (no multinomial coefficient; see :mod:`bayesgen.maths.evidence`).
         """
         raise NotImplementedError(f"{self.name}: no closed-form evidence.")
 
@@ -684,7 +684,7 @@ def class_concentration(estimates: xr.Dataset, *, posterior: bool) -> np.ndarray
 
 def class_statistic(estimates: xr.Dataset, posterior: xr.Dataset, class_alpha: float):
     """Σ log π of each draw under its exact Dirichlet(class_alpha + N_k) law (a
-    :class:`bayesgen.joint_statistics.JointStatistic`)."""
+    :class:`bayesgen.maths.joint_statistics.JointStatistic`)."""
 
     concentration = class_alpha + estimates["class_count"].values.astype(np.float64)
     return fixed_statistic(
@@ -697,7 +697,7 @@ def gaussian_statistics(
 ) -> list:
     """Σ log π, κ (μ − m)ᵀ Σ⁻¹ (μ − m) and tr(Ψ Σ⁻¹) of each draw under the normal-inverse-
     Wishart posterior ``params`` (one Σ where ``shared``; see
-    :func:`bayesgen.joint_statistics.normal_inverse_wishart_statistics`)."""
+    :func:`bayesgen.maths.joint_statistics.normal_inverse_wishart_statistics`)."""
     moments = normal_inverse_wishart_statistics(
         posterior["mu"].values, posterior["cov"].values, params, shared=shared
     )
@@ -722,7 +722,7 @@ def class_log_evidence(estimates: xr.Dataset, class_alpha) -> np.ndarray:
     -------
     numpy.ndarray of shape ``np.shape(class_alpha)``
     """
-    from bayesgen.families.evidence import DirichletEvidence
+    from bayesgen.maths.evidence import DirichletEvidence
 
     counts = estimates["class_count"].values[None, :]
     return DirichletEvidence(counts, name="class_alpha")(class_alpha)

@@ -15,10 +15,10 @@ import scipy.sparse as sp
 import xarray as xr
 
 from bayesgen import closed_form as cf
-from bayesgen.data import TrainingData
 from bayesgen.families.base import beta_marginal, class_marginal, class_means, log
+from bayesgen.families.hyperprior import has_alpha_prior
 from bayesgen.families.naive_bayes import FeatureStatistics, NaiveBayesFamily
-from bayesgen.hyperprior import has_alpha_prior
+from bayesgen.input.data import TrainingData
 
 if TYPE_CHECKING:
     import pymc as pm
@@ -122,7 +122,7 @@ class BernoulliFamily(NaiveBayesFamily):
     def feature_evidence(self, estimates: xr.Dataset):
         """log p(X | y, λ) from the non-zero counts (:class:`BetaBernoulliEvidence`): the
         same as the generic pairs of :meth:`feature_simplices`, at the cost of the non-zeros."""
-        from bayesgen.families.evidence import BetaBernoulliEvidence
+        from bayesgen.maths.evidence import BetaBernoulliEvidence
 
         weight = estimates["prior_weight"].values if "prior_weight" in estimates else None
         return BetaBernoulliEvidence(
@@ -144,6 +144,7 @@ class BernoulliFamily(NaiveBayesFamily):
         """
         import pymc as pm
 
+        from bayesgen.families.hyperprior import alpha_variable
         from bayesgen.generative import (
             alpha_data,
             class_prob_prior,
@@ -152,7 +153,6 @@ class BernoulliFamily(NaiveBayesFamily):
             positive_priors,
             whole_counts,
         )
-        from bayesgen.hyperprior import alpha_variable
 
         alpha, class_alpha = positive_priors(estimates)
         counts = whole_counts(estimates["feature_count"].values)
@@ -229,7 +229,7 @@ class BernoulliFamily(NaiveBayesFamily):
         """φ_jk | data ~ Beta(N_jk + λ, N_k − N_jk + λ): the pair (present, absent) is a
         two-outcome simplex whose first component is φ; a Beta without a mode has none for
         either outcome."""
-        from bayesgen.checks_expected import dirichlet_kurtosis, dirichlet_sd, simplex_mode
+        from bayesgen.families.expected import dirichlet_kurtosis, dirichlet_sd, simplex_mode
 
         counts = estimates["feature_count"].values.astype(np.float64)
         class_count = estimates["class_count"].values.astype(np.float64)

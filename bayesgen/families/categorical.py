@@ -18,9 +18,9 @@ import scipy.sparse as sp
 import xarray as xr
 
 from bayesgen import closed_form as cf
-from bayesgen.data import TrainingData
 from bayesgen.families.base import log
 from bayesgen.families.naive_bayes import FeatureStatistics, NaiveBayesFamily
+from bayesgen.input.data import TrainingData
 
 if TYPE_CHECKING:
     import pymc as pm
@@ -174,13 +174,13 @@ class CategoricalFamily(NaiveBayesFamily):
         import pymc as pm
         import pytensor.tensor as pt
 
+        from bayesgen.families.hyperprior import alpha_variable
         from bayesgen.generative import (
             class_prob_prior,
             gamma_poisson_rates,
             model_coords,
             positive_priors,
         )
-        from bayesgen.hyperprior import alpha_variable
 
         alpha, class_alpha = positive_priors(estimates)
         mask = estimates["category_mask"].values
@@ -247,7 +247,7 @@ class CategoricalFamily(NaiveBayesFamily):
     def feature_moments(self, estimates: xr.Dataset, alpha: float) -> dict:
         """θ_kn | data ~ Dirichlet(N_k,n,c + λ) over the K_n real categories; the padding
         cells get no row (``keep`` False) and NaN moments."""
-        from bayesgen.checks_expected import dirichlet_kurtosis, dirichlet_sd, simplex_mode
+        from bayesgen.families.expected import dirichlet_kurtosis, dirichlet_sd, simplex_mode
 
         counts = estimates["feature_count"].values.astype(np.float64)
         class_count = estimates["class_count"].values.astype(np.float64)

@@ -33,10 +33,10 @@ from bayesgen.closed_form import (
     niw_posterior,
 )
 from bayesgen.families import base
-from bayesgen.families.covariance_memory import check_covariance_memory
-from bayesgen.families.evidence import gaussian_log_evidence, gaussian_loo_log_joint
-from bayesgen.families.standardise import standardised_problem
-from bayesgen.gaussian import overall_moments
+from bayesgen.maths.covariance_memory import check_covariance_memory
+from bayesgen.maths.evidence import gaussian_log_evidence, gaussian_loo_log_joint
+from bayesgen.maths.gaussian import overall_moments
+from bayesgen.maths.standardise import standardised_problem
 
 if TYPE_CHECKING:
     import pymc as pm
@@ -114,7 +114,7 @@ class GaussianFamily(base.Family):
 
     def report_sections(self, est, X_test, y_test):
         """The pair plot of the class means and the decision boundaries on held-out data."""
-        from bayesgen import plots
+        from bayesgen.plotting import plots
 
         yield (
             base.ReportSection(
@@ -180,7 +180,7 @@ class GaussianFamily(base.Family):
         feature_names : sequence of str, optional
             Names of the columns of X; default DataFrame column names or ``x0, x1, ...``.
         sample_weight : array-like of shape (n_samples,), optional
-            Finite weights ≥ 0: row i counts w_i times (see :mod:`bayesgen.statistics`).
+            Finite weights ≥ 0: row i counts w_i times (see :mod:`bayesgen.input.statistics`).
 
         Returns
         -------
@@ -210,15 +210,15 @@ class GaussianFamily(base.Family):
         dtype: str = "float64",
     ) -> xr.Dataset:
         """The (weighted) class counts N_k, class means x̄_k and pooled within-class scatter
-        S = Σ_i w_i (x_i − x̄_{y_i})(x_i − x̄_{y_i})ᵀ of X, y (see :mod:`bayesgen.statistics`);
+        S = Σ_i w_i (x_i − x̄_{y_i})(x_i − x̄_{y_i})ᵀ of X, y (see :mod:`bayesgen.input.statistics`);
         ``classes`` (``partial_fit``) fixes the class coordinate, a class without rows having
         N_k = 0 and x̄_k = 0.
 
         ``draws`` (posterior draws, ``draws × chains``), ``prior_draws`` and ``dtype`` (the
         estimator's) size the memory of the covariance and its draws, refused at once where
-        they cannot fit (:func:`~bayesgen.families.covariance_memory.check_covariance_memory`).
+        they cannot fit (:func:`~bayesgen.maths.covariance_memory.check_covariance_memory`).
         """
-        from bayesgen.statistics import gaussian_statistics
+        from bayesgen.input.statistics import gaussian_statistics
 
         # Before any work: at thousands of columns the covariance draws need hundreds of GiB.
         check_covariance_memory(X, draws=draws, prior_draws=prior_draws, dtype=dtype)
@@ -234,8 +234,8 @@ class GaussianFamily(base.Family):
 
     def merge_statistics(self, first: xr.Dataset, second: xr.Dataset) -> xr.Dataset:
         """The statistics of the union of two sets of rows: counts add, class means and the
-        pooled scatter by Chan's parallel update (:func:`bayesgen.gaussian.merge_class_moments`)."""
-        from bayesgen.statistics import merge_gaussian_statistics
+        pooled scatter by Chan's parallel update (:func:`bayesgen.maths.gaussian.merge_class_moments`)."""
+        from bayesgen.input.statistics import merge_gaussian_statistics
 
         return merge_gaussian_statistics(self, first, second)
 
@@ -249,7 +249,7 @@ class GaussianFamily(base.Family):
         """The closed-form estimates of :meth:`fit` from sufficient statistics alone.
 
         The data-centred defaults of ``prior`` (m₀, Ψ₀) come from the overall mean and
-        variance that the statistics give (:func:`bayesgen.gaussian.overall_moments`).
+        variance that the statistics give (:func:`bayesgen.maths.gaussian.overall_moments`).
         """
         class_alpha = check_smoothing(class_alpha, "class_alpha")
         count = statistics["class_count"].values
@@ -491,7 +491,7 @@ class GaussianFamily(base.Family):
         means = base.class_means(X, y_codes, estimates.sizes["class"])
         return {"class_feature_mean": (("class", "feature"), means)}
 
-    # -- the comparison (bayesgen.checks) -------------------------------------------------
+    # -- the comparison (bayesgen.checks.comparison) -------------------------------------------------
 
     def expected(
         self,
@@ -525,7 +525,7 @@ class GaussianFamily(base.Family):
         options: dict | None = None,
     ) -> list:
         """Σ log π, and under the normal-inverse-Wishart prior κ (μ − m)ᵀ Σ⁻¹ (μ − m) ~ χ²
-        and tr(Ψ Σ⁻¹) ~ χ² of each draw (:func:`bayesgen.joint_statistics.
+        and tr(Ψ Σ⁻¹) ~ χ² of each draw (:func:`bayesgen.maths.joint_statistics.
         normal_inverse_wishart_statistics`): a wrong κ, ν or Ψ moves them."""
         if (options or {}).get("cov_prior", "conjugate") != "conjugate":
             return [base.class_statistic(estimates, posterior, class_alpha)]
@@ -549,7 +549,7 @@ class GaussianFamily(base.Family):
             )
         ]
 
-    # -- exact leave-one-out (bayesgen.loo) -----------------------------------------------
+    # -- exact leave-one-out (bayesgen.checks.loo) -----------------------------------------------
 
     def loo_log_joint(
         self, estimates: xr.Dataset, X, y_codes: np.ndarray, *, options: dict | None = None
@@ -558,7 +558,7 @@ class GaussianFamily(base.Family):
 
         log E[π_k | D_{-i}] plus the multivariate Student-t predictive of every class given
         D_{-i}: row i leaves κ, m of its own class and, since Σ is shared, ν and Ψ of every
-        class (see :func:`bayesgen.gaussian.niw_leave_one_out_log_density`).
+        class (see :func:`bayesgen.maths.gaussian.niw_leave_one_out_log_density`).
 
         Raises
         ------
@@ -575,7 +575,7 @@ class GaussianFamily(base.Family):
 
     def log_evidence(self, estimates: xr.Dataset) -> float:
         """log p(y | a) + log p(X | y) under the normal-inverse-Wishart prior of the fit (see
-        :func:`bayesgen.families.evidence.niw_log_evidence`)."""
+        :func:`bayesgen.maths.evidence.niw_log_evidence`)."""
         return gaussian_log_evidence(estimates, niw_posterior_parameters)
 
 

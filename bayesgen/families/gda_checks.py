@@ -28,7 +28,7 @@ import numpy as np
 import xarray as xr
 
 from bayesgen import closed_form as cf
-from bayesgen.checks_expected import (
+from bayesgen.families.expected import (
     BARTLETT,
     LKJ,
     LKJ_MAP,
@@ -100,7 +100,7 @@ def niw_moments(params: dict, class_concentration: np.ndarray) -> dict:
 def gda_expected(
     stats: xr.Dataset, *, class_alpha: float, cov_prior: str, exact_map: bool
 ) -> list[Expected]:
-    """The :class:`~bayesgen.checks_expected.Expected` blocks of a GDA fit: π, μ, Σ, coef and
+    """The :class:`~bayesgen.families.expected.Expected` blocks of a GDA fit: π, μ, Σ, coef and
     intercept, in the posterior's order.
 
     Under the LKJ prior (or estimates without the NIW hyperparameters) only π has closed

@@ -16,11 +16,11 @@ import xarray as xr
 from scipy.special import gammaln
 
 from bayesgen import closed_form as cf
-from bayesgen.data import TrainingData
 from bayesgen.families.base import log
+from bayesgen.families.hyperprior import has_alpha_prior
 from bayesgen.families.naive_bayes import FeatureStatistics, NaiveBayesFamily
-from bayesgen.hyperprior import has_alpha_prior
-from bayesgen.joint_statistics import JointStatistic
+from bayesgen.input.data import TrainingData
+from bayesgen.maths.joint_statistics import JointStatistic
 
 if TYPE_CHECKING:
     import pymc as pm
@@ -133,7 +133,7 @@ class MultinomialFamily(NaiveBayesFamily):
         a stream keyed by (seed, word, class, draw) and R from one keyed by (seed, the
         document's content, class, draw), and a document's sums are added in its words'
         order, so a document gets the same draws, bit for bit, in any batch, order or number
-        of threads (:mod:`bayesgen.families.aggregated`); documents share the g of their
+        of threads (:mod:`bayesgen.maths.aggregated`); documents share the g of their
         common words but not the remainder, so draws of different documents are not
         jointly those of one θ. The cost is the batch's distinct words × classes × draws
         Gamma variates, not the vocabulary's. None under a hyperprior on λ.
@@ -218,7 +218,7 @@ class MultinomialFamily(NaiveBayesFamily):
         π ~ Dirichlet(a), θ_k ~ Dirichlet(λ) (with a shared mean Dirichlet(λ w), w the
         ``prior_weight``) over the vocabulary for each class, with
         a = ``class_alpha`` and λ = ``alpha`` from ``estimates.attrs``, or with a hyperprior
-        the random variable ``alpha`` ~ Gamma (:mod:`bayesgen.hyperprior`). Observed: the class
+        the random variable ``alpha`` ~ Gamma (:mod:`bayesgen.families.hyperprior`). Observed: the class
         counts ``class_count`` ~ Multinomial(N, π) and the word counts ``feature_count`` N_kw ~
         Poisson(g_kw), the Gamma-Poisson form of the Dirichlet (θ_k = g_k / Σ_w g_kw; see
         :mod:`bayesgen.generative`). Fractional counts (TF-IDF weights) enter as a weighted
@@ -227,13 +227,13 @@ class MultinomialFamily(NaiveBayesFamily):
         """
         import pymc as pm
 
+        from bayesgen.families.hyperprior import alpha_variable
         from bayesgen.generative import (
             class_prob_prior,
             gamma_poisson_rates,
             model_coords,
             positive_priors,
         )
-        from bayesgen.hyperprior import alpha_variable
 
         alpha, class_alpha = positive_priors(estimates)
         with pm.Model(coords=model_coords(estimates)) as model:
@@ -302,7 +302,7 @@ class MultinomialFamily(NaiveBayesFamily):
 
     def feature_moments(self, estimates: xr.Dataset, alpha: float) -> dict:
         """θ_k | data ~ Dirichlet(N_kw + λ w_w) over the vocabulary (w = 1: add-λ)."""
-        from bayesgen.checks_expected import dirichlet_kurtosis, dirichlet_sd, simplex_mode
+        from bayesgen.families.expected import dirichlet_kurtosis, dirichlet_sd, simplex_mode
 
         counts = estimates["feature_count"].values.astype(np.float64)
         weight = self.prior_weights(estimates)
@@ -354,7 +354,7 @@ class MultinomialFamily(NaiveBayesFamily):
         return out
 
 
-from bayesgen.families.aggregated import aggregated_multinomial_log_joint  # noqa: E402
+from bayesgen.maths.aggregated import aggregated_multinomial_log_joint  # noqa: E402
 
 
 def _dirichlet_multinomial_word_terms(X, concentration: np.ndarray) -> np.ndarray:

@@ -31,9 +31,7 @@ import numpy as np
 import xarray as xr
 
 from bayesgen import closed_form as cf
-from bayesgen import hyperprior
-from bayesgen import joint_statistics as joint
-from bayesgen.data import TrainingData
+from bayesgen.families import hyperprior
 from bayesgen.families.base import (
     Family,
     TopParameters,
@@ -47,8 +45,10 @@ from bayesgen.families.base import (
     dirichlet_mode,
     loo_class_log_prob,
 )
-from bayesgen.families.evidence import DirichletEvidence
-from bayesgen.hyperprior import has_alpha_prior
+from bayesgen.families.hyperprior import has_alpha_prior
+from bayesgen.input.data import TrainingData
+from bayesgen.maths import joint_statistics as joint
+from bayesgen.maths.evidence import DirichletEvidence
 
 #: The prior means of ``feature_prob`` on offer: add-λ's uniform one, or the pooled frequencies.
 PRIOR_MEANS = ("uniform", "pooled")
@@ -133,7 +133,7 @@ class NaiveBayesFamily(Family):
             frequencies of the training counts (see the module's docstring).
         feature_names : sequence of str, optional
         sample_weight : array-like of shape (n_samples,), optional
-            Finite weights ≥ 0: row i counts w_i times (see :mod:`bayesgen.statistics`).
+            Finite weights ≥ 0: row i counts w_i times (see :mod:`bayesgen.input.statistics`).
         **model_options
             ``binarize`` for binary features; the rest go to :meth:`feature_statistics`
             (e.g. the categorical model's ``n_categories``).
@@ -179,7 +179,7 @@ class NaiveBayesFamily(Family):
             The variables of :attr:`statistics` and attrs ``model``, ``n_samples`` (the total
             weight), ``feature_names_given`` (and ``binarize``).
         """
-        from bayesgen.statistics import total_weight, training_data
+        from bayesgen.input.statistics import total_weight, training_data
 
         # Only binary features have a threshold; elsewhere binarize stays in model_options,
         # and the hook refuses it as an unexpected keyword.
@@ -270,11 +270,11 @@ class NaiveBayesFamily(Family):
     def merge_statistics(self, first: xr.Dataset, second: xr.Dataset) -> xr.Dataset:
         """The statistics of the union of two sets of rows: the counts add.
 
-        Both must have the same classes and features (:func:`bayesgen.statistics.check_mergeable`);
+        Both must have the same classes and features (:func:`bayesgen.input.statistics.check_mergeable`);
         a subclass whose statistics have more structure (the categorical model's categories)
         aligns them first (:meth:`aligned_statistics`).
         """
-        from bayesgen.statistics import check_mergeable, total_weight
+        from bayesgen.input.statistics import check_mergeable, total_weight
 
         check_mergeable(first, second)
         first, second = self.aligned_statistics(first, second)
@@ -495,7 +495,7 @@ class NaiveBayesFamily(Family):
             marginals["feature_prob"] = dirichlet_marginal(dims, concentration, beta=beta)
         return marginals
 
-    # -- the comparison (bayesgen.checks) -------------------------------------------------
+    # -- the comparison (bayesgen.checks.comparison) -------------------------------------------------
 
     def expected(
         self,
@@ -507,18 +507,18 @@ class NaiveBayesFamily(Family):
         map_method: str | None,
     ) -> list:
         """π under Dirichlet(a) and ``feature_prob`` under Dirichlet(λ) (Beta(λ, λ)); with
-        ``alpha`` a :class:`~bayesgen.hyperprior.AlphaPosterior` (a Gamma hyperprior on λ),
+        ``alpha`` a :class:`~bayesgen.families.hyperprior.AlphaPosterior` (a Gamma hyperprior on λ),
         θ's moments mixed over p(λ | D) and a block for λ itself."""
-        from bayesgen.checks_expected import class_expected
+        from bayesgen.families.expected import class_expected
 
         if isinstance(alpha, hyperprior.AlphaPosterior):  # λ ~ Gamma: mixtures over p(λ | D)
             return hyperprior.expected_blocks(self, estimates, alpha, class_alpha)
         return [class_expected(estimates, class_alpha), self.feature_expected(estimates, alpha)]
 
     def feature_expected(self, estimates: xr.Dataset, alpha: float):
-        """The :class:`~bayesgen.checks_expected.Expected` of ``feature_prob`` under λ =
+        """The :class:`~bayesgen.families.expected.Expected` of ``feature_prob`` under λ =
         ``alpha``, from the subclass's :meth:`feature_moments`."""
-        from bayesgen.checks_expected import simplex_block
+        from bayesgen.families.expected import simplex_block
 
         return simplex_block(
             "feature_prob",
@@ -533,8 +533,8 @@ class NaiveBayesFamily(Family):
 
         Returns the keywords ``keep`` (the cells that exist), ``closed_form`` (add-λ),
         ``closed_form_sd``, ``closed_form_kurtosis``, ``expected_map`` and ``status`` (of
-        :func:`bayesgen.checks_expected.simplex_mode`), and ``beta`` for a Beta(λ, λ) prior,
-        of :func:`bayesgen.checks_expected.simplex_block`.
+        :func:`bayesgen.families.expected.simplex_mode`), and ``beta`` for a Beta(λ, λ) prior,
+        of :func:`bayesgen.families.expected.simplex_block`.
         """
         raise NotImplementedError
 
@@ -552,7 +552,7 @@ class NaiveBayesFamily(Family):
     ) -> list:
         """Σ log π and Σ log θ of each draw under their exact Dirichlet (Beta) law; under a
         hyperprior on λ, Σ log θ given each draw's own λ (see
-        :mod:`bayesgen.joint_statistics`)."""
+        :mod:`bayesgen.maths.joint_statistics`)."""
 
         class_prob = posterior["class_prob"].values
         statistics = [class_statistic(estimates, posterior, class_alpha)]
@@ -593,7 +593,7 @@ class NaiveBayesFamily(Family):
         at.attrs = {**estimates.attrs, "alpha": alpha}
         return self.concentrations(at, posterior=True)[1]
 
-    # -- exact leave-one-out (bayesgen.loo) -----------------------------------------------
+    # -- exact leave-one-out (bayesgen.checks.loo) -----------------------------------------------
 
     def loo_log_joint(
         self, estimates: xr.Dataset, X, y_codes: np.ndarray, *, options: dict | None = None
@@ -605,7 +605,7 @@ class NaiveBayesFamily(Family):
         Dirichlet (Beta) predictive of x_i given class k's counts less row i's own. Needs
         λ > 0 (a proper prior, so that a feature seen only in row i keeps a probability).
         Under a hyperprior on λ, λ is integrated out over p(λ | D without row i) by
-        quadrature (:func:`bayesgen.hyperprior.loo_log_joint`).
+        quadrature (:func:`bayesgen.families.hyperprior.loo_log_joint`).
         """
         if np.any(np.asarray(estimates.attrs["alpha"]) <= 0):
             raise ValueError(

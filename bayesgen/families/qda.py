@@ -37,10 +37,10 @@ from bayesgen.closed_form import (
     niw_posterior,
 )
 from bayesgen.families import base
-from bayesgen.families.covariance_memory import check_covariance_memory
-from bayesgen.families.evidence import gaussian_log_evidence, gaussian_loo_log_joint
-from bayesgen.families.standardise import standardised_problem
-from bayesgen.gaussian import overall_moments
+from bayesgen.maths.covariance_memory import check_covariance_memory
+from bayesgen.maths.evidence import gaussian_log_evidence, gaussian_loo_log_joint
+from bayesgen.maths.gaussian import overall_moments
+from bayesgen.maths.standardise import standardised_problem
 
 if TYPE_CHECKING:
     import pymc as pm
@@ -97,7 +97,7 @@ class QuadraticFamily(base.Family):
     def report_sections(self, est, X_test, y_test):
         """The pair plot of the class means; the decision-boundary plot draws linear
         boundaries, which QDA's are not."""
-        from bayesgen import plots
+        from bayesgen.plotting import plots
 
         yield (
             base.ReportSection(
@@ -147,7 +147,7 @@ class QuadraticFamily(base.Family):
         feature_names : sequence of str, optional
             Names of the columns of X; default DataFrame column names or ``x0, x1, ...``.
         sample_weight : array-like of shape (n_samples,), optional
-            Finite weights ≥ 0: row i counts w_i times (see :mod:`bayesgen.statistics`).
+            Finite weights ≥ 0: row i counts w_i times (see :mod:`bayesgen.input.statistics`).
 
         Returns
         -------
@@ -183,15 +183,15 @@ class QuadraticFamily(base.Family):
     ) -> xr.Dataset:
         """The (weighted) class counts N_k, class means x̄_k and class scatters
         S_k = Σ_{i: y_i = k} w_i (x_i − x̄_k)(x_i − x̄_k)ᵀ of X, y (see
-        :mod:`bayesgen.statistics`); ``classes`` (``partial_fit``) fixes the class
+        :mod:`bayesgen.input.statistics`); ``classes`` (``partial_fit``) fixes the class
         coordinate, a class without rows having N_k = 0, x̄_k = 0 and S_k = 0.
 
         ``draws`` (posterior draws, ``draws × chains``), ``prior_draws`` and ``dtype`` (the
         estimator's) size the memory of the covariances and their draws, refused at once where
         they cannot fit
-        (:func:`~bayesgen.families.covariance_memory.check_covariance_memory`).
+        (:func:`~bayesgen.maths.covariance_memory.check_covariance_memory`).
         """
-        from bayesgen.statistics import gaussian_statistics
+        from bayesgen.input.statistics import gaussian_statistics
 
         # Before any work: at thousands of columns the covariance draws need hundreds of GiB.
         check_covariance_memory(
@@ -214,8 +214,8 @@ class QuadraticFamily(base.Family):
 
     def merge_statistics(self, first: xr.Dataset, second: xr.Dataset) -> xr.Dataset:
         """The statistics of the union of two sets of rows: counts add, each class's mean and
-        scatter by Chan's parallel update (:func:`bayesgen.gaussian.merge_class_moments`)."""
-        from bayesgen.statistics import merge_gaussian_statistics
+        scatter by Chan's parallel update (:func:`bayesgen.maths.gaussian.merge_class_moments`)."""
+        from bayesgen.input.statistics import merge_gaussian_statistics
 
         return merge_gaussian_statistics(self, first, second)
 
@@ -228,7 +228,7 @@ class QuadraticFamily(base.Family):
     ) -> xr.Dataset:
         """The closed-form estimates of :meth:`fit` from sufficient statistics alone; the
         data-centred defaults of ``prior`` come from the overall moments the statistics give
-        (:func:`bayesgen.gaussian.overall_moments`)."""
+        (:func:`bayesgen.maths.gaussian.overall_moments`)."""
         class_alpha = check_smoothing(class_alpha, "class_alpha")
         count = statistics["class_count"].values
         mean = statistics["class_mean"].values
@@ -356,7 +356,7 @@ class QuadraticFamily(base.Family):
         options: dict | None = None,
     ) -> list:
         """Σ log π, and under the normal-inverse-Wishart prior κ (μ − m)ᵀ Σ⁻¹ (μ − m) ~ χ²
-        and tr(Ψ Σ⁻¹) ~ χ² of each draw (:func:`bayesgen.joint_statistics.
+        and tr(Ψ Σ⁻¹) ~ χ² of each draw (:func:`bayesgen.maths.joint_statistics.
         normal_inverse_wishart_statistics`): a wrong κ, ν or Ψ moves them."""
         params = _niw_parameters(estimates, posterior=True)
         return base.gaussian_statistics(estimates, posterior, class_alpha, params, shared=False)
@@ -422,11 +422,11 @@ class QuadraticFamily(base.Family):
 
     def map_problem(self, estimates: xr.Dataset):
         """The statistics and prior of the standardised features, and the map of a point
-        found there back (see :func:`bayesgen.families.standardise.standardised_problem`); s is the
+        found there back (see :func:`bayesgen.maths.standardise.standardised_problem`); s is the
         pooled within-class standard deviation, Σ_k S_k summed over the classes."""
         return standardised_problem(estimates, estimates["scatter"].values.sum(axis=0))
 
-    # -- the comparison (bayesgen.checks) -------------------------------------------------
+    # -- the comparison (bayesgen.checks.comparison) -------------------------------------------------
 
     def expected(
         self,
@@ -468,7 +468,7 @@ class QuadraticFamily(base.Family):
         means = base.class_means(X, y_codes, estimates.sizes["class"])
         return {"class_feature_mean": (("class", "feature"), means)}
 
-    # -- exact leave-one-out (bayesgen.loo) -----------------------------------------------
+    # -- exact leave-one-out (bayesgen.checks.loo) -----------------------------------------------
 
     def loo_log_joint(
         self, estimates: xr.Dataset, X, y_codes: np.ndarray, *, options: dict | None = None
@@ -476,14 +476,14 @@ class QuadraticFamily(base.Family):
         """log p(x_i, y = k | D without row i) under the per-class normal-inverse-Wishart
         posterior: log E[π_k | D_{-i}] plus the multivariate Student-t predictive of class k,
         where only the own class's (κ, m, ν, Ψ) lose row i (see
-        :func:`bayesgen.gaussian.niw_leave_one_out_log_density`)."""
+        :func:`bayesgen.maths.gaussian.niw_leave_one_out_log_density`)."""
         return gaussian_loo_log_joint(estimates, X, y_codes, niw_posterior_parameters)
 
     # -- the evidence (bayesgen.closed_form.log_evidence) ---------------------------------
 
     def log_evidence(self, estimates: xr.Dataset) -> float:
         """log p(y | a) + log p(X | y) under the normal-inverse-Wishart prior of the fit (see
-        :func:`bayesgen.families.evidence.niw_log_evidence`)."""
+        :func:`bayesgen.maths.evidence.niw_log_evidence`)."""
         return gaussian_log_evidence(estimates, niw_posterior_parameters)
 
 

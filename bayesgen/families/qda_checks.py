@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 import xarray as xr
 
-from bayesgen.checks_expected import BARTLETT, Expected, class_expected, reason_array
+from bayesgen.families.expected import BARTLETT, Expected, class_expected, reason_array
 
 NIW = "normal-inverse-Wishart"
 NO_PRIOR = "no closed form: these estimates were fitted without a prior (prior=None)"
@@ -36,7 +36,7 @@ NO_MU_SD = "SD not compared: its Monte Carlo error needs a finite fourth moment,
 
 
 def qda_expected(stats: xr.Dataset, *, class_alpha: float, exact_map: bool) -> list[Expected]:
-    """The :class:`~bayesgen.checks_expected.Expected` blocks of a QDA fit: π, μ and Σ, in the
+    """The :class:`~bayesgen.families.expected.Expected` blocks of a QDA fit: π, μ and Σ, in the
     posterior's order. ``exact_map`` (a closed-form MAP, not find_MAP's) makes the Σ_k
     modes comparable."""
     from bayesgen.families.qda import niw_posterior_parameters

@@ -3,7 +3,7 @@
 Called by ``docs/conf.py`` at the start of every build. Every model is fitted with
 ``inference="conjugate"`` and ``compute_map=False``: exact draws from the conjugate posterior
 and no PyTensor compilation, so the whole gallery takes seconds. The figures come from the
-package's own plot functions (:mod:`bayesgen.plots`, :func:`bayesgen.sweep.plot_lambda_sweep`),
+package's own plot functions (:mod:`bayesgen.plotting.plots`, :func:`bayesgen.checks.sweep.plot_lambda_sweep`),
 so the gallery shows what users get. Two figures that illustrate the maths page are drawn here
 with matplotlib.
 
@@ -29,11 +29,12 @@ import pandas as pd
 
 import bayesgen
 from bayesgen import closed_form as cf
-from bayesgen import plots, plots_workflow
-from bayesgen.data import vectorize_text
+from bayesgen.input.data import vectorize_text
+from bayesgen.plotting import plots
+from bayesgen.plotting import workflow as plots_workflow
 
 # The module, not the function of the same name that ``bayesgen`` exports lazily.
-sweep_module = importlib.import_module("bayesgen.sweep")
+sweep_module = importlib.import_module("bayesgen.checks.sweep")
 
 SEED = 0
 DPI = 110
@@ -81,7 +82,7 @@ def seed_bernoulli():
 
 @cache
 def toy_spam():
-    from bayesgen.datasets import load_toy_spam
+    from bayesgen.input.datasets import load_toy_spam
 
     texts, labels = load_toy_spam()
     counts, vectorizer = vectorize_text(texts)
@@ -124,7 +125,7 @@ def iris_gda():
     return _fit(bayesgen.GaussianDiscriminantAnalysis(), X, y)
 
 
-# -- bayesgen.plots / bayesgen.sweep figures -- ----------------------------------------------------
+# -- bayesgen.plotting.plots / bayesgen.checks.sweep figures -- ----------------------------------------------------
 
 
 def plot_posterior_vs_closed_form(out: Path) -> None:
@@ -173,7 +174,7 @@ def plot_gda_decision_boundary(out: Path) -> None:
     _save(plots.plot_decision_boundary(iris_gda(), X, y, n_boundaries=60), out)
 
 
-# -- bayesgen.plots_workflow: the model against its own data -------------------------------------
+# -- bayesgen.plotting.workflow: the model against its own data -------------------------------------
 
 
 def plot_ppc(out: Path) -> None:

@@ -1,0 +1,21 @@
+"""The scikit-learn estimators, one class per model, and the machinery they share.
+
+Modules here import :mod:`bayesgen.io` and the layers below it. Above this layer the model
+is reached through an estimator's ``model_``; below it, nothing looks a model up by name.
+"""
+
+from bayesgen.estimators.models import (
+    BernoulliNB,
+    CategoricalNB,
+    GaussianDiscriminantAnalysis,
+    MultinomialNB,
+    QuadraticDiscriminantAnalysis,
+)
+
+__all__ = [
+    "BernoulliNB",
+    "CategoricalNB",
+    "GaussianDiscriminantAnalysis",
+    "MultinomialNB",
+    "QuadraticDiscriminantAnalysis",
+]

@@ -1,0 +1,172 @@
+"""Class labels: checked and encoded as integer codes, with messages that name the problem."""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+import pandas as pd
+
+
+def check_labels(y, *, min_classes: int = 2) -> tuple[np.ndarray, np.ndarray]:
+    """Validate class labels and encode them as integer codes.
+
+    Labels must be all integers (or integer-valued floats), all strings or all booleans. A
+    column vector of shape (n_samples, 1) is accepted as it is; warning about it (as
+    scikit-learn's ``DataConversionWarning``) is left to the caller. ``min_classes=1`` accepts
+    one class (a chunk of ``partial_fit``, whose classes were given up front).
+
+    Returns
+    -------
+    codes : ndarray of int64, shape (n_samples,)
+    classes : ndarray of shape (n_classes,)
+        The sorted distinct labels.
+
+    Raises
+    ------
+    ValueError, TypeError
+        For missing labels, a mix of label types, bytes, NUL characters, continuous values,
+        more than one column, or fewer than ``min_classes`` classes.
+
+    Examples
+    --------
+    >>> from bayesgen.input.data import check_labels
+    >>> codes, classes = check_labels(["spam", "ham", "ham", "spam"])
+    >>> codes.tolist(), classes.tolist()
+    ([1, 0, 0, 1], ['ham', 'spam'])
+    >>> check_labels(["spam", "spam"])
+    Traceback (most recent call last):
+        ...
+    ValueError: y: ...
+    """
+    if y is None:
+        # ValueError with scikit-learn's words, which its estimator checks look for.
+        raise ValueError(
+            "y: expected class labels (array, Series or list); got None (a classifier "
+            "requires y to be passed, but the target y is None)."
+        )
+    if isinstance(y, pd.Series | pd.Index | pd.DataFrame):
+        values = y.to_numpy()
+    elif isinstance(y, np.ndarray):
+        values = y
+    else:
+        # Not np.asarray(y): it would turn [1, "1"] into two equal strings, and "x\0" into "x".
+        try:
+            values = np.asarray(y, dtype=object)
+        except ValueError as error:  # ragged nested lists
+            raise ValueError(f"y: expected a 1-D sequence of class labels; got {error}") from None
+    if values.ndim == 2 and values.shape[1] == 1:
+        values = values.ravel()
+    if values.ndim == 0:
+        raise ValueError(
+            f"y: expected a 1-D array of class labels; got a single {type(y).__name__} value."
+        )
+    if values.ndim != 1:
+        detail = " (multi-output targets are not supported)" if values.ndim == 2 else ""
+        raise ValueError(
+            f"y: expected a 1-D array of class labels{detail}; got shape {values.shape}."
+        )
+    if values.size == 0:
+        raise ValueError("y: expected at least one label per sample; got an empty y.")
+    if values.dtype.kind == "O":
+        values = _object_labels(values)
+    if values.dtype.kind == "f":
+        values = _float_labels(values)
+    if values.dtype.kind == "S":
+        raise TypeError(
+            f"y: expected integer or string labels; got bytes (dtype {values.dtype}). Decode "
+            "them first, e.g. y.astype(str)."
+        )
+    if values.dtype.kind == "U":
+        check_no_nul(values, "y", "labels")
+    if values.dtype.kind not in "biuU":
+        raise TypeError(
+            f"y: expected integer or string labels; got dtype {values.dtype}"
+            + (" (Unknown label type)." if values.dtype.kind == "c" else ".")
+        )
+    classes, codes = np.unique(values, return_inverse=True)
+    if classes.size < min_classes:
+        raise ValueError(
+            f"y: a classifier needs at least two classes; got only one class {classes[0].item()!r}."
+        )
+    return codes.astype(np.int64), classes
+
+
+def _object_labels(values: np.ndarray) -> np.ndarray:
+    """Labels of an object array as a typed array, refusing anything that would merge classes."""
+    missing = np.flatnonzero(pd.isna(values))
+    if missing.size:
+        raise _missing_labels(missing)
+    kinds = {type(v) for v in values}
+    if all(issubclass(k, str) for k in kinds):
+        check_no_nul(values, "y", "labels")
+        return values.astype(str)
+    if all(issubclass(k, bool | np.bool_) for k in kinds):
+        return values.astype(bool)
+    # bool is an int subclass: True and 1 would silently become one class.
+    numeric = not any(issubclass(k, bool | np.bool_) for k in kinds) and all(
+        issubclass(k, numbers.Real) for k in kinds
+    )
+    if numeric and all(issubclass(k, numbers.Integral) for k in kinds):
+        try:
+            return values.astype(np.int64)
+        except OverflowError:
+            raise ValueError(
+                "y: expected integer labels that fit in 64 bits; got larger integers."
+            ) from None
+    if numeric:
+        return values.astype(np.float64)
+    if all(issubclass(k, bytes) for k in kinds):
+        raise TypeError(
+            "y: expected integer or string labels; got bytes. Decode them first, e.g. "
+            "[label.decode() for label in y]."
+        )
+    names = sorted({k.__name__ for k in kinds})
+    got = f"a mix of {names}" if len(names) > 1 else f"labels of type {names[0]}"
+    raise TypeError(f"y: expected labels that are all integers or all strings; got {got}.")
+
+
+def _float_labels(values: np.ndarray) -> np.ndarray:
+    """Integer-valued float labels as int64; NaN is a missing label, anything else continuous."""
+    missing = np.flatnonzero(np.isnan(values))
+    if missing.size:
+        raise _missing_labels(missing)
+    integral = np.isfinite(values) & (values == np.round(values)) & (np.abs(values) < 2.0**63)
+    if not np.all(integral):
+        bad = values[~integral][:3].tolist()
+        raise ValueError(
+            "y: expected class labels (integers or strings); got non-integer floats "
+            f"(continuous values such as {bad}). For regression targets use a regression model."
+        )
+    return values.astype(np.int64)
+
+
+def _missing_labels(positions: np.ndarray) -> ValueError:
+    shown = positions[:10].tolist()
+    more = f" and {positions.size - 10} more" if positions.size > 10 else ""
+    return ValueError(
+        f"y: missing labels (None/NaN) at positions {shown}{more}. Drop those samples or give "
+        "them a label."
+    )
+
+
+def check_no_nul(values, name: str, what: str) -> None:
+    """Refuse the NUL character: NumPy strings and saved files drop trailing NULs, so "x\\0"
+    would silently become "x" (and merge with it); and lone surrogates, which are not text."""
+    for position, value in enumerate(values):
+        if "\0" in value:
+            raise ValueError(
+                f"{name}: {what} must not contain the NUL character '\\0'; got {str(value)!r} at "
+                f"position {position}."
+            )
+    try:  # a lone surrogate (bytes decoded with errors="surrogateescape") is not Unicode text:
+        "".join(values).encode("utf-8")  # pandas and model files would fail on it later
+    except UnicodeEncodeError:
+        position, value = next(
+            (i, v) for i, v in enumerate(values) if any("\ud800" <= c <= "\udfff" for c in v)
+        )
+        raise ValueError(
+            f"{name}: {what} must be Unicode text; got {str(value)!r} at position {position}, "
+            "which holds a lone surrogate (half of a UTF-16 pair); decode its bytes with the "
+            "right encoding."
+        ) from None
