@@ -871,7 +871,8 @@ def _features(table, args, *, exclude, binary: bool = False, estimator=None):
 
 def _first_word(series) -> str:
     """Where a column that should hold numbers first holds something else, e.g. a missing
-    value written "NA" (only an empty field is missing, :func:`bayesgen.input.datasets.read_table`)."""
+    value written "NA" (only an empty field is missing,
+    :func:`bayesgen.input.datasets.read_table`)."""
     import pandas as pd
 
     numbers = pd.to_numeric(series, errors="coerce")

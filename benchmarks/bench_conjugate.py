@@ -4,7 +4,8 @@ Builds a synthetic Zipf bag-of-words corpus (``bench_closed_form.zipf_bag_of_wor
 20,000 documents of ~100 tokens, 50,000 words, 20 classes), then measures, each in a fresh
 Python subprocess so that its peak resident memory is its own:
 
-* ``bayesgen.inference.sampling.conjugate_posterior(stats, draws=1000, chains=1, dtype=..., prior_draws=0)``
+* ``bayesgen.inference.sampling.conjugate_posterior(stats, draws=1000, chains=1, dtype=...,
+prior_draws=0)``
   for float32 and float64: wall time, and peak RSS (``resource.getrusage(RUSAGE_SELF).ru_maxrss``)
   before and after the call, against the size of the posterior it returns
   (draws x classes x words x itemsize). The docstring of ``conjugate_posterior`` promises "no

@@ -21,7 +21,8 @@ Three modes, each on a synthetic Zipf bag-of-words corpus (see ``bench_closed_fo
     t(large) / t(small) of at most 1.5, since the model sees only the sufficient statistics.
 
 Without a mode
-    one fit of bayesgen's model alone through ``bayesgen.inference.sampling.sample_nuts`` (the path of
+    one fit of bayesgen's model alone through ``bayesgen.inference.sampling.sample_nuts`` (the path
+    of
     ``fit(inference="nuts")``, which limits BLAS to one thread per chain), e.g.
     ``--words 20000 --docs 3000``: wall and sampling time, min ESS_bulk, bulk ESS per sampling
     second, max R-hat, divergences, mean tree depth. Goal (2 x 20,000 words, 3,000

@@ -1,7 +1,8 @@
 """One λ per class against one λ for all: when does the evidence's choice predict better?
 
 ``alpha="evidence_per_class"`` gives each class its own λ_k where the log Bayes factor of
-one λ per class against one for all (:func:`bayesgen.inference.smoothing.per_class_log_bayes_factor`)
+one λ per class against one for all
+(:func:`bayesgen.inference.smoothing.per_class_log_bayes_factor`)
 is positive. The evidence scores how well each class's features are modelled, not how well
 the classes are told apart, so this benchmark measures both on held-out rows:
 

@@ -17,8 +17,8 @@ from sklearn.feature_extraction.text import CountVectorizer
 
 import bayesgen
 from bayesgen.cli import _parser, _warning_formatter, main
-from bayesgen.maths import covariance_memory
 from bayesgen.input.datasets import load_sms_spam, read_table
+from bayesgen.maths import covariance_memory
 
 FAST = ["--inference", "conjugate", "--draws", "20", "--no-map", "--seed", "1", "--quiet"]
 TEXTS = [

@@ -548,7 +548,7 @@ def test_repr_html_escapes_feature_names():
 
 
 def test_package_level_compare_is_callable_after_the_module_is_imported(multinomial):
-    import bayesgen.checks.comparison  # binds the module to bayesgen.checks.comparison, not to bayesgen.compare
+    import bayesgen.checks.comparison  # binds the module, not the function bayesgen.compare
 
     assert bayesgen.compare(multinomial).ok
 

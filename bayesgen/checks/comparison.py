@@ -34,7 +34,8 @@ compared but whose draws are not.
 :func:`compare` builds that table for a fitted estimator from the blocks each model family
 expects (:meth:`bayesgen.families.Family.expected`, with the shared pieces in
 :mod:`bayesgen.families.expected`); :mod:`bayesgen.checks.render` prints it. Beside it,
-:func:`bayesgen.checks.predictions.compare_predictions` compares the four ways of turning a posterior
+:func:`bayesgen.checks.predictions.compare_predictions` compares the four ways of turning a
+posterior
 into p(y | x), and :func:`bayesgen.checks.sweep.lambda_sweep` shows add-λ, the posterior mean under
 Dirichlet(λ) and the MAP under Dirichlet(λ + 1) coinciding over a grid
 of λ; the Monte Carlo diagnostics are in :mod:`bayesgen.maths.diagnostics`.
@@ -261,7 +262,8 @@ def compare(
         :mod:`bayesgen.families.hyperprior`); another hyperprior must make rows disagree.
     exact : bool, optional
         Take the posterior means and SDs from the exact conjugate posterior
-        (``est.posterior_``, see :mod:`bayesgen.inference.conjugate`) instead of its draws: nothing is
+        (``est.posterior_``, see :mod:`bayesgen.inference.conjugate`) instead of its draws: nothing
+        is
         drawn, the Monte Carlo columns are 0 (``mcse``, ``mcse_sd``), inf (``ess_bulk``) and
         1 (``r_hat``), and a row agrees when its mean and SD equal the closed form to 1e-12;
         the check is then between two independent derivations of the same moments (the

@@ -370,7 +370,8 @@ def _psis_log_proba(est, X, y_codes: np.ndarray) -> tuple[np.ndarray, np.ndarray
 
 
 def _draw_blocks(posterior: xr.Dataset, extra_per_draw: int):
-    """Blocks of draws of one chain at a time (see :func:`bayesgen.inference.observed.draw_chunks`)."""
+    """Blocks of draws of one chain at a time (see
+    :func:`bayesgen.inference.observed.draw_chunks`)."""
     from bayesgen.inference.observed import draw_chunks
 
     return draw_chunks(posterior, extra_per_draw)

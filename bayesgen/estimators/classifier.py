@@ -449,7 +449,8 @@ class GenerativeClassifier(GenerativeWorkflow, ClassifierMixin, BaseEstimator):
         ``find_MAP``.
 
         A NUTS fit of a conjugate model samples the very posterior whose mode
-        :func:`~bayesgen.inference.sampling.conjugate_map` gives in closed form, so it takes that: no
+        :func:`~bayesgen.inference.sampling.conjugate_map` gives in closed form, so it takes that:
+        no
         second graph to compile (about 30 s the first time for the digits model) and no
         optimiser tolerance. ``find_MAP`` runs where no closed-form mode exists: a hyperprior
         on λ (the joint mode of λ, π and θ) or GDA's LKJ covariance prior.

@@ -31,7 +31,8 @@ class MultinomialNB(NaiveBayesClassifier):
     alpha : float, "evidence", "evidence_per_class" or mapping, default 1.0
         Dirichlet concentration λ > 0 of the word probabilities. "evidence" chooses λ as the
         maximiser of the evidence p(X | y, λ), θ integrated out (empirical Bayes, see
-        :mod:`bayesgen.inference.smoothing`; searched in [1e-6, 1e6], with a warning at a bound), and
+        :mod:`bayesgen.inference.smoothing`; searched in [1e-6, 1e6], with a warning at a bound),
+        and
         fits the posterior at it; ``alpha_`` holds it. A mapping {class label: λ_k} (a
         ``dict``, or a pandas ``Series`` indexed by class label; read by label, never by
         position) gives class k its own λ_k; its keys must be exactly the classes.

@@ -1,7 +1,8 @@
 """What the three naive Bayes estimators share beyond :class:`GenerativeClassifier`.
 
 Their smoothing λ (``alpha``) and class prior (``class_alpha``) are numbers, or "evidence"
-(chosen by maximising the evidence, :mod:`bayesgen.inference.smoothing`), or λ has a Gamma hyperprior
+(chosen by maximising the evidence, :mod:`bayesgen.inference.smoothing`), or λ has a Gamma
+hyperprior
 (``alpha_prior``, :mod:`bayesgen.families.hyperprior`); the prior mean of ``feature_prob``
 (``prior_mean``) is uniform (add-λ), pooled over the classes, or given; and their parameters
 integrate out exactly, so they also offer the exact posterior predictive.
@@ -49,7 +50,8 @@ class NaiveBayesClassifier(GenerativeClassifier):
 
     def _estimates(self, statistics: xr.Dataset) -> xr.Dataset:
         """The closed form at ``alpha`` and ``class_alpha``, those set to "evidence" first
-        chosen by maximising the evidence of the statistics (:mod:`bayesgen.inference.smoothing`)."""
+        chosen by maximising the evidence of the statistics
+        (:mod:`bayesgen.inference.smoothing`)."""
         chosen = {"alpha": self.alpha, "class_alpha": self.class_alpha}
         if is_class_mapping(self.alpha):  # {class label: λ}: λ_k in the order of the classes
             chosen["alpha"] = cf.check_class_smoothing(

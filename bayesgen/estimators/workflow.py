@@ -1,7 +1,8 @@
 """The Bayesian workflow of a fitted estimator: its PyMC model, its training rows, and data
 sets simulated from its prior and posterior.
 
-:class:`GenerativeWorkflow` is a mixin of :class:`bayesgen.estimators.classifier.GenerativeClassifier`
+:class:`GenerativeWorkflow` is a mixin of
+:class:`bayesgen.estimators.classifier.GenerativeClassifier`
 (as scikit-learn's ``ClassifierMixin``): it stores the training rows and their pointwise
 log-likelihood at ``fit`` (:mod:`bayesgen.inference.observed`) and simulates from them
 (:mod:`bayesgen.inference.simulation`). It reads the estimator's ``_family``, ``closed_form_``,
@@ -39,7 +40,8 @@ class GenerativeWorkflow:
 
     def _add_observed(self, idata: xr.DataTree, stats: xr.Dataset, X, y, sample_weight=None):
         """The training rows (``y`` in ``observed_data``, X in ``constant_data``) and their
-        pointwise log-likelihood (``log_likelihood``), see :mod:`bayesgen.inference.observed`: the rows
+        pointwise log-likelihood (``log_likelihood``), see :mod:`bayesgen.inference.observed`: the
+        rows
         of positive weight, the weights kept as ``sample_weight`` where any differs from 1."""
         from bayesgen.inference import observed
 
@@ -51,7 +53,8 @@ class GenerativeWorkflow:
         )
 
     def _observed_data(self, stats: xr.Dataset, X, y, sample_weight=None):
-        """The training data (:func:`bayesgen.inference.observed.training_data`), and the checked rows
+        """The training data (:func:`bayesgen.inference.observed.training_data`), and the checked
+        rows
         and class codes it holds (a conjugate fit makes it at fit and the log-likelihood when
         drawn)."""
         from bayesgen.inference import observed

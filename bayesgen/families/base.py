@@ -4,7 +4,8 @@ A family is everything that makes one model itself: its sufficient statistics an
 forms, the exact conjugate posterior (draws and mode), the PyMC model, the per-draw joint
 log-likelihood used for prediction, and the names and dims of its parameters. The generic
 layers (:mod:`bayesgen.closed_form`'s predictions, :mod:`bayesgen.inference.sampling`,
-:mod:`bayesgen.estimators.models`, :mod:`bayesgen.io.model_files`, :mod:`bayesgen.cli`) reach a model only
+:mod:`bayesgen.estimators.models`, :mod:`bayesgen.io.model_files`, :mod:`bayesgen.cli`) reach a
+model only
 through :func:`bayesgen.families.family` and these methods, so adding a model means one module
 and one registry line, the way scikit-learn's ``_BaseDiscreteNB`` keeps the fit loop and lets
 each subclass supply ``_count`` and ``_update_feature_log_prob``.
@@ -155,7 +156,8 @@ class Family:
         raise NotImplementedError
 
     def top_parameters(self, estimates: xr.Dataset, posterior: xr.Dataset) -> TopParameters:
-        """The parameters :func:`bayesgen.plotting.plots.plot_top_features` ranks, one panel a class."""
+        """The parameters :func:`bayesgen.plotting.plots.plot_top_features` ranks, one panel a
+        class."""
         raise NotImplementedError
 
     def report_sections(
@@ -220,7 +222,8 @@ class Family:
 
     def exact_marginals(self, estimates: xr.Dataset) -> dict[str, Marginal]:
         """The closed-form marginal of each parameter that has one (:class:`Marginal`), for
-        :class:`bayesgen.inference.conjugate.ConjugatePosterior`; default none (it then falls back to
+        :class:`bayesgen.inference.conjugate.ConjugatePosterior`; default none (it then falls back
+        to
         a bounded number of exact draws)."""
         return {}
 
@@ -259,7 +262,7 @@ class Family:
         """
         raise NotImplementedError
 
-    # -- the row-level generative model (bayesgen.inference.observed, bayesgen.inference.simulation) -----------
+    # -- the row-level generative model (bayesgen.inference.observed, bayesgen.inference.simulation)
 
     def row_log_likelihood(
         self, estimates: xr.Dataset, X, y_codes: np.ndarray, draws: xr.Dataset
@@ -309,7 +312,7 @@ class Family:
         feature, ...), for the training rows and each simulated data set alike."""
         raise NotImplementedError
 
-    # -- the comparison (bayesgen.checks.comparison) -------------------------------------------------
+    # -- the comparison (bayesgen.checks.comparison) -----------------------------------------------
 
     def expected(
         self,

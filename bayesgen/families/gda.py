@@ -234,7 +234,8 @@ class GaussianFamily(base.Family):
 
     def merge_statistics(self, first: xr.Dataset, second: xr.Dataset) -> xr.Dataset:
         """The statistics of the union of two sets of rows: counts add, class means and the
-        pooled scatter by Chan's parallel update (:func:`bayesgen.maths.gaussian.merge_class_moments`)."""
+        pooled scatter by Chan's parallel update
+        (:func:`bayesgen.maths.gaussian.merge_class_moments`)."""
         from bayesgen.input.statistics import merge_gaussian_statistics
 
         return merge_gaussian_statistics(self, first, second)
@@ -491,7 +492,7 @@ class GaussianFamily(base.Family):
         means = base.class_means(X, y_codes, estimates.sizes["class"])
         return {"class_feature_mean": (("class", "feature"), means)}
 
-    # -- the comparison (bayesgen.checks.comparison) -------------------------------------------------
+    # -- the comparison (bayesgen.checks.comparison) -----------------------------------------------
 
     def expected(
         self,

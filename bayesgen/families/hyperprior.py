@@ -725,7 +725,7 @@ def alpha_variable(estimates: xr.Dataset):
     return pm.Gamma("alpha", alpha=shape, beta=rate, initval=float(estimates.attrs["alpha"]))
 
 
-# -- the comparison (bayesgen.checks.comparison) -------------------------------------------------------------
+# -- the comparison (bayesgen.checks.comparison) ---------------------------------------------------
 
 NO_JOINT_MODE = (
     "MAP not compared: with a Gamma hyperprior on λ the joint mode of (λ, θ) has no closed form"

@@ -218,7 +218,8 @@ class MultinomialFamily(NaiveBayesFamily):
         π ~ Dirichlet(a), θ_k ~ Dirichlet(λ) (with a shared mean Dirichlet(λ w), w the
         ``prior_weight``) over the vocabulary for each class, with
         a = ``class_alpha`` and λ = ``alpha`` from ``estimates.attrs``, or with a hyperprior
-        the random variable ``alpha`` ~ Gamma (:mod:`bayesgen.families.hyperprior`). Observed: the class
+        the random variable ``alpha`` ~ Gamma (:mod:`bayesgen.families.hyperprior`). Observed: the
+        class
         counts ``class_count`` ~ Multinomial(N, π) and the word counts ``feature_count`` N_kw ~
         Poisson(g_kw), the Gamma-Poisson form of the Dirichlet (θ_k = g_k / Σ_w g_kw; see
         :mod:`bayesgen.generative`). Fractional counts (TF-IDF weights) enter as a weighted

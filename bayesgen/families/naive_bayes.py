@@ -270,7 +270,8 @@ class NaiveBayesFamily(Family):
     def merge_statistics(self, first: xr.Dataset, second: xr.Dataset) -> xr.Dataset:
         """The statistics of the union of two sets of rows: the counts add.
 
-        Both must have the same classes and features (:func:`bayesgen.input.statistics.check_mergeable`);
+        Both must have the same classes and features
+        (:func:`bayesgen.input.statistics.check_mergeable`);
         a subclass whose statistics have more structure (the categorical model's categories)
         aligns them first (:meth:`aligned_statistics`).
         """
@@ -495,7 +496,7 @@ class NaiveBayesFamily(Family):
             marginals["feature_prob"] = dirichlet_marginal(dims, concentration, beta=beta)
         return marginals
 
-    # -- the comparison (bayesgen.checks.comparison) -------------------------------------------------
+    # -- the comparison (bayesgen.checks.comparison) -----------------------------------------------
 
     def expected(
         self,

@@ -426,7 +426,7 @@ class QuadraticFamily(base.Family):
         pooled within-class standard deviation, Σ_k S_k summed over the classes."""
         return standardised_problem(estimates, estimates["scatter"].values.sum(axis=0))
 
-    # -- the comparison (bayesgen.checks.comparison) -------------------------------------------------
+    # -- the comparison (bayesgen.checks.comparison) -----------------------------------------------
 
     def expected(
         self,

@@ -285,7 +285,8 @@ def draw_chunks(
 
 
 def check_observed(tree: xr.DataTree, n_classes: int, n_features: int) -> None:
-    """Check a model file's training rows and their log-likelihood (:func:`bayesgen.io.model_files.load`),
+    """Check a model file's training rows and their log-likelihood
+    (:func:`bayesgen.io.model_files.load`),
     in the layout of this module (after :func:`upgrade_layout`).
 
     Raises

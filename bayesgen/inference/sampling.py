@@ -4,7 +4,8 @@ Every path returns an ``xarray.DataTree`` with the same layout: ``posterior`` (d
 draw, class, feature, ...), ``prior``, ``constant_data`` (the sufficient statistics), and for
 NUTS ``sample_stats``. Variable names and dims are those of :mod:`bayesgen.generative`, so the
 comparison, reports and predictions work on either. ``fit`` then adds the training rows in
-PyMC's layout (:mod:`bayesgen.inference.observed`): ``y`` in ``observed_data`` and ``log_likelihood``,
+PyMC's layout (:mod:`bayesgen.inference.observed`): ``y`` in ``observed_data`` and
+``log_likelihood``,
 the rows beside the statistics in ``constant_data``. PyMC's own ``observed_data`` (the
 statistics its random variables observe) is dropped, so that ``y`` is the only observed
 variable and ArviZ's functions need no ``var_names``.
@@ -146,7 +147,8 @@ def find_map(model, *, var_names: list[str], maxiter: int | None = None) -> xr.D
     ``find_MAP`` maximises the density in the constrained space (no Jacobian), so the result is
     the mode of the posterior of the parameters as they are named, e.g. (n + α - 1) /
     (N + K(α - 1)) for a Dirichlet. Where that mode is on the boundary the optimiser can only
-    approach it; :mod:`bayesgen.checks.comparison` flags those cases. L-BFGS-B declares success when the
+    approach it; :mod:`bayesgen.checks.comparison` flags those cases. L-BFGS-B declares success
+    when the
     objective stops decreasing, which on badly scaled parameters happens far from the mode:
     run it on well-scaled ones (the families' ``map_problem``; GDA standardises its features).
 

@@ -352,7 +352,8 @@ INFERENCE_PARAMS_DOC = """
     inference : {"nuts", "conjugate"}, default "nuts"
         "nuts": PyMC's NUTS on the model of :mod:`bayesgen.generative`. "conjugate": the
         exact conjugate posterior, kept as its parameters (``posterior_``, a
-        :class:`bayesgen.inference.conjugate.ConjugatePosterior`: exact means, SDs and intervals); its
+        :class:`bayesgen.inference.conjugate.ConjugatePosterior`: exact means, SDs and intervals);
+        its
         exact independent draws (``idata_``) are made on first use (fast; no compilation).
     draws : int, default 1000
         Posterior draws per chain (``draws * chains`` in all).

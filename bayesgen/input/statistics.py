@@ -9,7 +9,8 @@ counts, feature counts; class means and scatter), which are sums over the rows. 
   when no other row has it; its category codes do not widen ``n_categories``), so zero weights
   equal dropping the rows;
 * the statistics of two sets of rows merge into those of their union (counts add; class
-  means and scatters by Chan's parallel update, :func:`bayesgen.maths.gaussian.merge_class_moments`),
+  means and scatters by Chan's parallel update,
+  :func:`bayesgen.maths.gaussian.merge_class_moments`),
   which is what ``partial_fit`` does chunk after chunk before it recomputes the closed form
   from the merged statistics (each family's ``from_statistics``).
 
@@ -240,7 +241,8 @@ def check_mergeable(first: xr.Dataset, second: xr.Dataset) -> None:
 
 def merge_gaussian_statistics(model_family, first: xr.Dataset, second: xr.Dataset) -> xr.Dataset:
     """Merge the Gaussian statistics of two sets of rows (GDA's pooled scatter or QDA's per
-    class): counts add, means and scatters by :func:`bayesgen.maths.gaussian.merge_class_moments`."""
+    class): counts add, means and scatters by
+    :func:`bayesgen.maths.gaussian.merge_class_moments`."""
     check_mergeable(first, second)
     count, mean, scatter = merge_class_moments(
         tuple(first[name].values for name in ("class_count", "class_mean", "scatter")),

@@ -24,7 +24,8 @@ from bayesgen.families import family
 #: Most exact draws (all chains together) that a conjugate file may promise to make again on
 #: load: the most that bayesgen's predictions draw in one pass (the multinomial model's
 #: ``gamma_kernels.MAX_DRAWS``). A 20 kB file claiming 10^9 draws would otherwise load and
-#: then ask for tens of GiB at its first prediction. :func:`bayesgen.io.model_files.save` refuses the
+#: then ask for tens of GiB at its first prediction. :func:`bayesgen.io.model_files.save` refuses
+#: the
 #: same, so that every file it writes loads.
 MAX_CONJUGATE_DRAWS = 2**20
 
@@ -34,7 +35,8 @@ RECOMPUTE_RTOL = 1e-9
 
 
 def check_params(cls, params: dict):
-    """The estimator of ``params`` (as :func:`bayesgen.io.model_files.load` read them), its parameters
+    """The estimator of ``params`` (as :func:`bayesgen.io.model_files.load` read them), its
+    parameters
     checked by the rules its ``fit`` applies.
 
     Raises

@@ -584,7 +584,8 @@ def _from_tree(tree: xr.DataTree):
             f"{model!r} (a {name} has {estimators[name].name!r})."
         )
     params = _read_params(attrs, cls, closed_form)
-    try:  # files written before the ArviZ layout of bayesgen.inference.observed (log-likelihood "row")
+    # Files written before the ArviZ layout of bayesgen.inference.observed (log-likelihood "row").
+    try:
         tree = upgrade_layout(tree)
     except (KeyError, ValueError) as error:
         raise _ModelFileError(f"its training rows do not fit together: {error}") from None

@@ -90,8 +90,8 @@ def aggregated_multinomial_log_joint(
                 f"({np.count_nonzero(bad)} of {values.size} values are not)."
             )
 
-    from bayesgen.maths import gamma_kernels
     from bayesgen.families.base import dirichlet_draws
+    from bayesgen.maths import gamma_kernels
 
     if not 0 < n_draws <= gamma_kernels.MAX_DRAWS:
         raise ValueError(

@@ -1,6 +1,7 @@
 """A self-contained HTML report of a fitted estimator.
 
-:func:`report` writes every plot of :mod:`bayesgen.plotting.plots` as a PNG next to an ``index.html``
+:func:`report` writes every plot of :mod:`bayesgen.plotting.plots` as a PNG next to an
+``index.html``
 with one-line captions, plus ``summary.csv`` (the ArviZ summary, :func:`write_summary`) and
 ``comparison.csv`` (:func:`bayesgen.checks.comparison.compare`). What differs between models (the
 variables shown, how the closed-form mean is called, the model's own plots) is the model

@@ -2,7 +2,8 @@
 and the rows and class codes of held-out data.
 
 Shared by :mod:`bayesgen.plotting.plots`, :mod:`bayesgen.plotting.predictive`,
-:mod:`bayesgen.plotting.gaussian` and :mod:`bayesgen.plotting.report`. Which features are interesting
+:mod:`bayesgen.plotting.gaussian` and :mod:`bayesgen.plotting.report`. Which features are
+interesting
 and which variables a model shows by default is the model family's answer
 (:meth:`~bayesgen.families.base.Family.feature_scores`,
 :attr:`~bayesgen.families.base.Family.plot_variables`); this module only asks.

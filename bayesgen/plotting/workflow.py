@@ -31,7 +31,8 @@ if TYPE_CHECKING:
 #: Variables of the training rows that hold the rows themselves, not statistics of them.
 _ROW_VARIABLES = frozenset({"y", "X", "X_data", "X_indices", "X_indptr", "sample_weight"})
 #: ``source`` attribute of the ``constant_data`` variables computed from the training rows
-#: (:mod:`bayesgen.inference.observed`); model files of the earlier layout keep them in observed_data.
+#: (:mod:`bayesgen.inference.observed`); model files of the earlier layout keep them in
+#: observed_data.
 _FROM_TRAINING_ROWS = "training rows"
 #: Start of the UserWarning that ``arviz.loo`` raises for Pareto k above its threshold.
 _PARETO_WARNING = "Estimated shape parameter of Pareto distribution"
@@ -87,7 +88,8 @@ def plot_ppc(
     simulated from the posterior, as ECDFs and as their difference from the simulated median.
 
     For ``draws`` posterior draws θ, every training row is drawn again from p(x | y_i, θ)
-    (see :meth:`~bayesgen.estimators.classifier.GenerativeClassifier.sample_posterior_predictive`) and
+    (see :meth:`~bayesgen.estimators.classifier.GenerativeClassifier.sample_posterior_predictive`)
+    and
     each statistic is computed on the simulated data set. One column per statistic:
 
     * top: the ECDF of its values (over rows, or over class × feature cells), the share of

@@ -3,7 +3,8 @@
 Called by ``docs/conf.py`` at the start of every build. Every model is fitted with
 ``inference="conjugate"`` and ``compute_map=False``: exact draws from the conjugate posterior
 and no PyTensor compilation, so the whole gallery takes seconds. The figures come from the
-package's own plot functions (:mod:`bayesgen.plotting.plots`, :func:`bayesgen.checks.sweep.plot_lambda_sweep`),
+package's own plot functions (:mod:`bayesgen.plotting.plots`,
+:func:`bayesgen.checks.sweep.plot_lambda_sweep`),
 so the gallery shows what users get. Two figures that illustrate the maths page are drawn here
 with matplotlib.
 
@@ -125,7 +126,7 @@ def iris_gda():
     return _fit(bayesgen.GaussianDiscriminantAnalysis(), X, y)
 
 
-# -- bayesgen.plotting.plots / bayesgen.checks.sweep figures -- ----------------------------------------------------
+# -- bayesgen.plotting.plots / bayesgen.checks.sweep figures ---------------------------------------
 
 
 def plot_posterior_vs_closed_form(out: Path) -> None:
@@ -174,7 +175,7 @@ def plot_gda_decision_boundary(out: Path) -> None:
     _save(plots.plot_decision_boundary(iris_gda(), X, y, n_boundaries=60), out)
 
 
-# -- bayesgen.plotting.workflow: the model against its own data -------------------------------------
+# -- bayesgen.plotting.workflow: the model against its own data ------------------------------------
 
 
 def plot_ppc(out: Path) -> None:
