@@ -57,6 +57,21 @@ class GenerativeClassifier(GenerativeWorkflow, ClassifierMixin, BaseEstimator):
     #: The model family (:mod:`bayesgen.families`): everything that makes the model itself.
     _family: Family
 
+    @property
+    def model_(self) -> Family:
+        """The model this estimator fits (a :class:`bayesgen.families.base.Family`): the one
+        way the layers above the estimators reach it (checks, plots, reports, the CLI).
+
+        Read-only; the same object before and after ``fit``.
+
+        Examples
+        --------
+        >>> from bayesgen import MultinomialNB
+        >>> MultinomialNB().model_.name
+        'multinomial_nb'
+        """
+        return self._family
+
     # -- fitting -------------------------------------------------------------------------
 
     def fit(self, X, y, *, feature_names=None, sample_weight=None):
