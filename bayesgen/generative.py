@@ -1,7 +1,8 @@
 """The generative classifiers as PyMC models, declared on sufficient statistics.
 
-Each model's ``pymc_model`` lives in its family module (:mod:`bayesgen.families`); this module
-holds the building blocks they share and the public entry points. ``model_for(stats)`` (and
+Each model's ``pymc_model`` lives in its family's ``*_pymc`` module (:mod:`bayesgen.families`),
+the building blocks they share in :mod:`bayesgen.families.shared_pymc`; this module holds the
+public entry points. ``model_for(stats)`` (and
 each ``*_model(stats)``) takes the ``xarray.Dataset`` of a :mod:`bayesgen.closed_form` fit
 function and returns a ``pm.Model``; it declares priors, likelihood and coords/dims and nothing
 else (no sampling, no I/O). The data enter as ``pm.Data`` holding the sufficient statistics
@@ -59,17 +60,17 @@ Parameterisations (why they are fast):
 
 from __future__ import annotations
 
-import numpy as np
 import pymc as pm
-import pytensor.tensor as pt
 import xarray as xr
-from pymc.logprob.transforms import ChainedTransform, SimplexTransform, Transform
 
-from bayesgen.closed_form import per_class
-from bayesgen.families import FAMILIES, family
-
-# The model's coords are those of its parameters.
-from bayesgen.families.base import parameter_coords as model_coords  # noqa: F401
+from bayesgen.families import FAMILIES, bernoulli, categorical, family, gda, multinomial
+from bayesgen.families.shared_pymc import (  # re-exported: the building blocks users found here
+    StandardisedLog as StandardisedLog,
+)
+from bayesgen.families.shared_pymc import StandardisedSimplex as StandardisedSimplex
+from bayesgen.families.shared_pymc import gamma_poisson_rates as gamma_poisson_rates
+from bayesgen.families.shared_pymc import log_gamma_standardisation as log_gamma_standardisation
+from bayesgen.families.shared_pymc import model_coords as model_coords
 
 #: Variables kept in the trace for each model (raw parameterisation variables are dropped).
 TRACE_VARS = {name: list(model_family.parameters) for name, model_family in FAMILIES.items()}
@@ -106,7 +107,7 @@ def multinomial_nb_model(stats: xr.Dataset) -> pm.Model:
     >>> [str(name) for name in model.coords["feature"]]
     ['x0', 'x1', 'x2']
     """
-    return family("multinomial_nb").pymc_model(stats)
+    return multinomial.FAMILY.pymc_model(stats)
 
 
 def bernoulli_nb_model(stats: xr.Dataset) -> pm.Model:
@@ -121,7 +122,7 @@ def bernoulli_nb_model(stats: xr.Dataset) -> pm.Model:
     >>> type(model).__name__, [str(name) for name in model.coords["class"]]
     ('Model', ['a', 'b'])
     """
-    return family("bernoulli_nb").pymc_model(stats)
+    return bernoulli.FAMILY.pymc_model(stats)
 
 
 def categorical_nb_model(stats: xr.Dataset) -> pm.Model:
@@ -136,7 +137,7 @@ def categorical_nb_model(stats: xr.Dataset) -> pm.Model:
     >>> type(model).__name__, [int(code) for code in model.coords["category"]]
     ('Model', [0, 1, 2])
     """
-    return family("categorical_nb").pymc_model(stats)
+    return categorical.FAMILY.pymc_model(stats)
 
 
 def gda_model(stats: xr.Dataset, *, cov_prior: str = "conjugate", lkj_eta: float = 2.0) -> pm.Model:
@@ -152,383 +153,4 @@ def gda_model(stats: xr.Dataset, *, cov_prior: str = "conjugate", lkj_eta: float
     >>> type(model).__name__, [str(name) for name in model.coords["feature"]]
     ('Model', ['x0', 'x1'])
     """
-    return family("gda").pymc_model(stats, cov_prior=cov_prior, lkj_eta=lkj_eta)
-
-
-# --------------------------------------------------------------------------------------------
-# Building blocks shared by the families' models.
-
-
-def whole_counts(values) -> np.ndarray | None:
-    """``values`` as int64 when they are all whole numbers ≥ 0 (counts), else None."""
-    values = np.asarray(values, dtype=np.float64)
-    if np.all(np.isfinite(values)) and np.all(values >= 0) and np.all(values == np.round(values)):
-        return values.astype(np.int64)
-    return None
-
-
-def class_prob_prior(stats: xr.Dataset, class_alpha: float):
-    """π ~ Dirichlet(a) and the class counts observed as ``class_count`` ~ Multinomial(N, π).
-
-    NUTS samples π through :class:`StandardisedSimplex`, standardised by the posterior
-    Dirichlet(a + N_k), and starts at its posterior mean. Returns the class counts (the
-    ``pm.Data`` ``class_count_data``, int64) and π.
-    """
-    counts = whole_counts(stats["class_count"].values)
-    if counts is None:
-        raise ValueError(
-            "stats: class_count must hold whole numbers ≥ 0 (the rows of each class); got "
-            f"{stats['class_count'].values.tolist()[:10]}."
-        )
-    n_classes = stats.sizes["class"]
-    class_count = pm.Data("class_count_data", counts, dims="class")
-    # Priors are data too, so a grid of λ reuses one compiled graph.
-    concentration = pm.Data("class_alpha", np.full(n_classes, class_alpha), dims="class")
-    posterior = counts + class_alpha
-    prob = pm.Dirichlet(
-        "class_prob",
-        a=concentration,
-        dims="class",
-        default_transform=StandardisedSimplex(concentration + class_count),
-        initval=posterior / posterior.sum(),
-    )
-    pm.Multinomial("class_count", n=class_count.sum(), p=prob, observed=class_count, dims="class")
-    return class_count, prob
-
-
-def positive_priors(stats: xr.Dataset, needs_alpha: bool = True) -> tuple[float, float]:
-    """``alpha`` and ``class_alpha`` of ``stats``, refused unless > 0 (a proper prior);
-    ``alpha`` a float, or an array of one λ per class."""
-    alpha = stats.attrs.get("alpha", 1.0)
-    alpha = float(alpha) if np.ndim(alpha) == 0 else np.asarray(alpha, dtype=np.float64)
-    class_alpha = float(stats.attrs["class_alpha"])
-    for name, value in (("alpha", alpha if needs_alpha else 1.0), ("class_alpha", class_alpha)):
-        if np.any(value <= 0):
-            raise ValueError(
-                f"{name}: the Bayesian model needs a proper Dirichlet/Beta prior, {name} > 0; "
-                f"got {value}. {name}=0 (the MLE) exists only as a closed form."
-            )
-    return alpha, class_alpha
-
-
-def alpha_data(alpha):
-    """λ as the model's data ``alpha``: a number, or one per class as a column (n_classes,
-    1, ...) whose static shape lets it broadcast over the cells."""
-    if np.ndim(alpha) == 0:
-        return pm.Data("alpha", alpha)
-    return pm.Data("alpha", alpha, shape=np.shape(alpha))
-
-
-def observed_counts(name: str, dist, kernel, *params, observed, dims):
-    """An observed count variable simulated by ``dist(*params, size=...)`` whose log density
-    is ``kernel(value, *params)``: the distribution's log-pmf without its parameter-free
-    combinatorial term (log n! of the Poisson, log C(N, n) of the binomial).
-
-    That term is a constant for the posterior, but ``pm.Poisson`` and ``pm.Binomial`` evaluate
-    a ``gammaln`` per cell at every gradient: 2.6 times the cost of the whole gradient of a
-    2 × 2,000-word model (73 against 28 µs, measured). PyMC's pointwise log-likelihood of such
-    a variable is therefore the log-pmf up to that constant.
-    """
-    return pm.CustomDist(name, *params, dist=dist, logp=kernel, observed=observed, dims=dims)
-
-
-def _poisson_kernel(value, mu):
-    return value * pt.log(mu) - mu
-
-
-def _poisson(mu, size):
-    return pm.Poisson.dist(mu=mu, size=size)
-
-
-# --------------------------------------------------------------------------------------------
-# Standardising transforms: NUTS samples the naive Bayes rates and the class probabilities in
-# coordinates scaled to their expected posterior, so that its unit start mass matrix and ±1
-# jitter fit from the first tuning step. Any bijection with its Jacobian leaves the posterior
-# exact; these change only how fast NUTS explores it.
-
-
-def log_gamma_standardisation(shape, rate) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The constants of :class:`StandardisedLog` for a Gamma(``shape``, ``rate``) posterior.
-
-    log g under Gamma(a, b) has its mode at log(a / b) and, there, the curvature a (its
-    density is ∝ exp(a u − b eᵘ)): the location is log(a / b), the scale 1 / √a.
-
-    Returns
-    -------
-    location, scale, log_scale : numpy.ndarray
-        Broadcast to the common shape of ``shape`` and ``rate``.
-    """
-    shape, rate = np.broadcast_arrays(
-        np.asarray(shape, dtype=np.float64), np.asarray(rate, dtype=np.float64)
-    )
-    log_scale = -0.5 * np.log(shape)
-    return np.log(shape / rate), np.exp(log_scale), log_scale
-
-
-def standardisation_data(name: str, constants, *, dims) -> pt.TensorVariable:
-    """The constants (location, scale, log_scale) of a standardising transform as one
-    ``pm.Data`` ``{name}_standardisation``, dims ("standardisation", *dims).
-
-    Data, not constants of the graph, so that one compiled graph serves every data set of the
-    same shape, and not expressions of the counts, so that a gradient pays no logarithm or
-    square root for them. PyMC applies a transform by rewriting the graph of the model's
-    random variables, and that rewrite accepts only variables already in the graph: the
-    variable therefore declares its shape as that of these data (``shape=data.shape[1:]``),
-    which makes them its inputs at no cost to the log density.
-    """
-    model = pm.modelcontext(None)
-    if "standardisation" not in model.coords:
-        model.add_coord("standardisation", ["location", "scale", "log_scale"])
-    dims = (dims,) if isinstance(dims, str) else tuple(dims)
-    return pm.Data(f"{name}_standardisation", np.stack(constants), dims=("standardisation", *dims))
-
-
-class StandardisedLog(Transform):
-    """g = exp(location + scale · z), z = (log g − location) / scale, elementwise.
-
-    With the constants of :func:`log_gamma_standardisation`, z = √a (log g − log(a / b)) is
-    close to N(0, 1) under a Gamma(a, b) posterior, whatever the count. With PyMC's plain log
-    transform the posterior SD of log g ranges from 1.28 (a zero count, a = λ = 1) to below
-    0.01 (a count of 20,000): NUTS starts from a unit mass matrix and a ±1 jitter, and tuned
-    with steps of about 0.01 at tree depth 8 until the mass matrix had adapted.
-
-    ``location``, ``scale`` and ``log_scale`` (log of ``scale``, so that the log-Jacobian
-    costs no logarithm) are tensors free of random variables: ``pm.Data`` holding NumPy
-    values, so one compiled graph serves every data set of the same shape and a gradient
-    costs one multiply-add per cell more than with the log transform.
-    """
-
-    name = "standardised_log"
-    ndim_supp = 0
-
-    def __init__(self, location, scale, log_scale):
-        self.location = pt.as_tensor_variable(location)
-        self.scale = pt.as_tensor_variable(scale)
-        self.log_scale = pt.as_tensor_variable(log_scale)
-
-    def forward(self, value, *inputs):
-        return (pt.log(value) - self.location) / self.scale
-
-    def backward(self, value, *inputs):
-        return pt.exp(self.location + self.scale * value)
-
-    def log_jac_det(self, value, *inputs):
-        return self.location + self.scale * value + self.log_scale
-
-
-class Standardise(Transform):
-    """The affine map z = (x − location) / scale, elementwise (scale > 0)."""
-
-    name = "standardise"
-    ndim_supp = 0
-
-    def __init__(self, location, scale, log_scale):
-        self.location = pt.as_tensor_variable(location)
-        self.scale = pt.as_tensor_variable(scale)
-        self.log_scale = pt.as_tensor_variable(log_scale)
-
-    def forward(self, value, *inputs):
-        return (value - self.location) / self.scale
-
-    def backward(self, value, *inputs):
-        return self.location + self.scale * value
-
-    def log_jac_det(self, value, *inputs):
-        return self.log_scale + pt.zeros_like(value)
-
-
-class StandardisedSimplex(ChainedTransform):
-    """PyMC's simplex transform (y_k = log π_k − mean log π, k < K), then :class:`Standardise`
-    by the approximate moments of y under Dirichlet(``concentration``), the posterior the
-    class probabilities are expected to have.
-
-    With c = ``concentration``, y_k = log G_k − mean log G for independent G_j ~ Gamma(c_j),
-    whose log has its mode at log c_j and curvature c_j there: location log c_k − mean log c,
-    variance (1 − 2/K) / c_k + Σ_j (1 / c_j) / K². Unstandardised, y has a posterior SD of
-    about 1 / √N (0.02 at 3,000 rows): with a unit mass matrix and a ±1 jitter that one
-    coordinate held NUTS's tuning at steps of 0.01 however well the rates were scaled.
-
-    ``concentration`` is a graph expression of data (K values, so its K logarithms cost
-    nothing next to the rates), because PyMC's Dirichlet offers no input that a
-    ``pm.Data`` of the constants could enter through (see :func:`standardisation_data`).
-    """
-
-    name = "standardised_simplex"
-
-    def __init__(self, concentration):
-        concentration = pt.as_tensor_variable(concentration)
-        n_cells = concentration.shape[-1].astype("float64")
-        log_concentration = pt.log(concentration)
-        location = log_concentration - pt.mean(log_concentration, axis=-1, keepdims=True)
-        inverse = 1.0 / concentration
-        variance = (1.0 - 2.0 / n_cells) * inverse
-        variance = variance + pt.sum(inverse, axis=-1, keepdims=True) / n_cells**2
-        log_scale = 0.5 * pt.log(variance[..., :-1])
-        standardise = Standardise(location[..., :-1], pt.exp(log_scale), log_scale)
-        super().__init__([SimplexTransform(), standardise])
-
-
-def gamma_poisson_rates(
-    prefix: str,
-    counts: np.ndarray,
-    alpha: float,
-    *,
-    dims,
-    groups=None,
-    random_alpha=None,
-    weight=None,
-):
-    """Rates g ~ Gamma(λ, β) with the counts observed as ``{prefix}_count`` ~ Poisson(g).
-
-    Each simplex (the last axis of ``counts``, or with ``groups``, an indicator matrix
-    (cell, simplex), the cells of one column) shares the prior rate β = V λ / T: T its total
-    count (at least 1), V its number of cells. The posterior of the rates is then independent
-    Gamma(λ + n, β + 1), so their normalisation within a simplex is exactly Dirichlet(λ + n)
-    (the Dirichlet is the normalisation of independent Gammas of one rate, whatever the
-    rate), and the simulated totals have prior and posterior predictive mean T. (With β = 1
-    the posterior predictive counts would be about half the observed ones.) Fractional counts
-    (TF-IDF weights) cannot be observed as Poisson: they enter the same kernel n log g − g
-    through the potential ``{prefix}_loglik`` (a weighted likelihood), which PyMC does not
-    simulate.
-
-    Declares ``{prefix}_count_data`` (data), ``alpha`` (data), ``{prefix}_rate`` and the
-    observed ``{prefix}_count`` (see :func:`observed_counts`; or the potential); returns the
-    rates. With ``random_alpha`` (λ a random variable, under the hyperprior of
-    :mod:`bayesgen.families.hyperprior`) that variable is the concentration instead of the data
-    ``alpha``, and ``alpha`` only sets the start; see :func:`total_correction` for the term
-    that keeps p(λ | D) exact. ``weight`` w (a shared-mean prior, summing to V over each
-    simplex) makes the shapes λ w, the data ``{prefix}_prior_weight``: the rates stay
-    Gamma of one rate per simplex, so θ is Dirichlet(λ w + n), and β is unchanged. NUTS
-    samples the rates through :class:`StandardisedLog`, standardised by their posterior
-    Gamma(λ + n, β + 1) (with a random λ, at the start λ),
-    whose constants are the ``pm.Data`` ``{prefix}_rate_standardisation`` (a ``pm.set_data``
-    of the counts should set them too, from a model built on the new statistics; stale ones
-    cost only tuning time, the posterior stays exact). It starts at their posterior mean
-    (λ + n) / (β + 1): from
-    the prior the gradient is of the order of the counts (10⁵ with 50,000 documents) and the
-    first tuning steps run into the maximum tree depth, from here tuning costs the same at
-    any N. (After
-    ``pm.set_data`` the start is stale, which costs only tuning time.)
-    """
-    counts = np.asarray(counts, dtype=np.float64)
-    whole = whole_counts(counts)
-    data = pm.Data(f"{prefix}_count_data", counts if whole is None else whole, dims=dims)
-    alpha = per_class(alpha, counts.ndim)  # one λ per class: a column over the cells
-    concentration = alpha_data(alpha) if random_alpha is None else random_alpha
-    shape, start_shape = concentration, alpha
-    if weight is not None:
-        weight = np.broadcast_to(np.asarray(weight, dtype=np.float64), counts.shape[-1:])
-        shape = concentration * pm.Data(f"{prefix}_prior_weight", weight)
-        start_shape = alpha * weight
-    if groups is None:
-        size = counts.shape[-1]
-        total = np.maximum(counts.sum(axis=-1, keepdims=True), 1.0)
-        graph_total = pt.maximum(pt.sum(data, axis=-1, keepdims=True), 1.0)
-        prior_rate = size * alpha / total
-        graph_rate = size * concentration / graph_total
-    else:
-        groups = np.asarray(groups, dtype=np.float64)
-        size = groups.sum(axis=0)  # cells per simplex
-        prior_rate = (size * alpha / np.maximum(counts @ groups, 1.0)) @ groups.T
-        graph_total = pt.maximum(pt.dot(data, groups), 1.0)
-        graph_rate = pt.dot(size * concentration / graph_total, groups.T)
-    if random_alpha is not None:
-        raw_total = pt.sum(data, axis=-1) if groups is None else pt.dot(data, groups)
-        per_simplex = size * concentration / graph_total
-        if groups is None:
-            per_simplex = per_simplex[..., 0]
-        total_correction(prefix, raw_total, size * concentration, per_simplex)
-    start = (counts + start_shape) / (prior_rate + 1.0)
-    # Standardised at the posterior Gamma(λ + n, β + 1) of a fixed λ; under a hyperprior at
-    # the start λ (a transform may not depend on a random variable). Data, not graph
-    # expressions of the counts: the gradient pays nothing for them.
-    constants = standardisation_data(
-        f"{prefix}_rate",
-        log_gamma_standardisation(counts + start_shape, prior_rate + 1.0),
-        dims=dims,
-    )
-    rate = pm.Gamma(
-        f"{prefix}_rate",
-        alpha=shape,
-        beta=graph_rate,
-        dims=dims,
-        shape=constants.shape[1:],  # see standardisation_data
-        initval=start,
-        default_transform=StandardisedLog(constants[0], constants[1], constants[2]),
-    )
-    if whole is None:
-        pm.Potential(f"{prefix}_loglik", pt.sum(_poisson_kernel(data, rate)))
-    else:
-        observed_counts(
-            f"{prefix}_count", _poisson, _poisson_kernel, rate, observed=data, dims=dims
-        )
-    return rate
-
-
-def total_correction(prefix: str, total, shape, rate) -> None:
-    """The potential ``{prefix}_total_correction`` = −Σ log NB(T; V λ, β) over the simplices.
-
-    In the Gamma-Poisson form the rates g of a simplex factor into θ = g / Σg ~ Dirichlet(λ)
-    and S = Σg ~ Gamma(V λ, β), and the Poisson counts into Multinomial(n | T, θ) ·
-    Poisson(T | S). Integrating S out leaves p(λ) Dirichlet(θ | λ) Multinomial(n | θ) times
-    the negative binomial NB(T; V λ, β) = ∫ Gamma(S; V λ, β) Poisson(T | S) dS of the
-    simplex's total T. For a fixed λ that factor is a constant; for a random λ it would bias
-    p(λ | D), so it is divided out here (up to log T!, free of λ), making the joint of (λ, θ)
-    exactly p(λ) Dirichlet(θ | λ) Multinomial(n | θ).
-    """
-    log_nb = (
-        pt.gammaln(total + shape)
-        - pt.gammaln(shape)
-        + shape * (pt.log(rate) - pt.log1p(rate))
-        - total * pt.log1p(rate)
-    )
-    pm.Potential(f"{prefix}_total_correction", -pt.sum(log_nb))
-
-
-# --------------------------------------------------------------------------------------------
-# The Gaussian statistics (GDA, QDA): x̄_k ~ N(μ_k, Σ_k / N_k), S_k ~ Wishart(N_k − 1, Σ_k).
-
-
-def observed_class_means(stats: xr.Dataset, class_count, mu, cov_chol) -> None:
-    """The class means observed as ``class_mean`` x̄_k ~ N(μ_k, Σ_k / N_k), one batched
-    MvNormal over the classes with rows (a class without rows has no mean).
-
-    ``cov_chol`` is the lower Cholesky factor of Σ (feature, feature2), or of every Σ_k
-    (class, feature, feature2). It enters as ``chol``: PyMC 6.4 computes a wrongly shaped log
-    density for a batched ``tau`` or ``cov`` that depends on other random variables, while a
-    batched ``chol`` is right (checked against SciPy in tests/test_observed_rvs.py). With
-    empty classes, the observed classes get their own coord ``observed_class``.
-    """
-    count = stats["class_count"].values
-    present = np.flatnonzero(count > 0)
-    everyone = present.size == count.size
-    if everyone:
-        dims = ("class", "feature")
-        index = slice(None)
-    else:
-        pm.modelcontext(None).add_coord("observed_class", stats["class"].values[present])
-        dims = ("observed_class", "feature")
-        index = present
-    data = pm.Data("class_mean_data", stats["class_mean"].values[present], dims=dims)
-    n_rows = pt.cast(class_count[index], "float64")
-    chol = cov_chol[index] if cov_chol.ndim == 3 else cov_chol[None]
-    pm.MvNormal(
-        "class_mean",
-        mu=mu[index],
-        chol=chol / pt.sqrt(n_rows)[:, None, None],
-        observed=data,
-        dims=dims,
-    )
-
-
-def wishart_is_regular(scatter: np.ndarray, dof: float) -> bool:
-    """Whether a scatter matrix S with ``dof`` degrees of freedom has a Wishart density: at
-    least D degrees of freedom and S positive definite (its correlation matrix's smallest
-    eigenvalue above 1e-8, well clear of a Cholesky failure in the compiled graph)."""
-    scatter = np.asarray(scatter, dtype=np.float64)
-    if dof < scatter.shape[-1]:
-        return False
-    sd = np.sqrt(np.diag(scatter))
-    if not np.all(np.isfinite(sd)) or np.any(sd <= 0):
-        return False
-    return bool(np.linalg.eigvalsh(scatter / np.outer(sd, sd)).min() > 1e-8)
+    return gda.FAMILY.pymc_model(stats, cov_prior=cov_prior, lkj_eta=lkj_eta)

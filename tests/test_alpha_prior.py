@@ -88,7 +88,7 @@ def test_quadrature_mean_and_sd_of_alpha_equal_scipy_quad(name):
     reference = QuadPosterior(est.closed_form_)
     mean = reference.mean()
     sd = np.sqrt(reference.mean(lambda lam: (lam - mean) ** 2))
-    posterior = hp.posterior_of(est.closed_form_, PRIOR)
+    posterior = hp.posterior_of(est.model_, est.closed_form_, PRIOR)
     assert posterior.mean == pytest.approx(mean, rel=1e-6)
     assert posterior.sd == pytest.approx(sd, rel=1e-6)
     # Stored as the representative λ and in the attrs.
@@ -111,7 +111,7 @@ def test_quadrature_handles_a_posterior_of_alpha_spread_over_many_decades():
     reference = QuadPosterior(est.closed_form_, prior)
     mean = reference.mean()
     sd = np.sqrt(reference.mean(lambda lam: (lam - mean) ** 2))
-    posterior = hp.posterior_of(est.closed_form_, prior)
+    posterior = hp.posterior_of(est.model_, est.closed_form_, prior)
     assert posterior.mean == pytest.approx(mean, rel=1e-6)
     assert posterior.sd == pytest.approx(sd, rel=1e-6)
     theta = reference.mean(lambda lam: (3 + lam) / (3 + 2 * lam))  # class 1: 3 of 3 rows
@@ -355,7 +355,7 @@ def test_gamma_poisson_form_with_its_correction_has_the_collapsed_posterior_of_a
 def test_pymc_model_log_density_at_a_point_equals_scipy():
     pytest.importorskip("pymc")
     _cls, X, y = _data("multinomial")
-    stats_ = hp.with_alpha_prior(cf.multinomial_nb(X[:, :3], y), PRIOR)
+    stats_ = hp.with_alpha_prior(family("multinomial_nb"), cf.multinomial_nb(X[:, :3], y), PRIOR)
     model = family(stats_).pymc_model(stats_)
     assert {rv.name for rv in model.free_RVs} == {"class_prob", "alpha", "feature_rate"}
     rng = np.random.default_rng(5)
@@ -387,7 +387,7 @@ def test_pymc_model_log_density_at_a_point_equals_scipy():
 def test_bernoulli_pymc_model_has_beta_lambda_lambda_with_random_lambda():
     pytest.importorskip("pymc")
     _cls, X, y = _data("bernoulli")
-    stats_ = hp.with_alpha_prior(cf.bernoulli_nb(X, y), PRIOR)
+    stats_ = hp.with_alpha_prior(family("bernoulli_nb"), cf.bernoulli_nb(X, y), PRIOR)
     model = family(stats_).pymc_model(stats_)
     point = model.initial_point()
     lam, prob = 1.7, np.full((2, 5), 0.3)

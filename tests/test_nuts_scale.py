@@ -235,10 +235,14 @@ def test_categorical_model_starts_at_the_mode_of_the_standardised_cells():
 
 
 def test_rates_under_a_hyperprior_on_lambda_are_standardised_at_its_start():
-    from bayesgen.families import hyperprior
+    from bayesgen.families import family, hyperprior
 
     X = np.array([[3, 0, 1], [0, 2, 0], [4, 1, 0], [1, 5, 0]])
-    stats_ = hyperprior.with_alpha_prior(cf.multinomial_nb(X, np.array([0, 1, 0, 1])), (2.0, 1.0))
+    stats_ = hyperprior.with_alpha_prior(
+        family("multinomial_nb"),
+        cf.multinomial_nb(X, np.array([0, 1, 0, 1])),
+        (2.0, 1.0),
+    )
     model = multinomial_nb_model(stats_)
     # PyMC raises "Random variables detected in the logp graph" if the transform used λ.
     assert np.isfinite(model.compile_logp()(model.initial_point()))

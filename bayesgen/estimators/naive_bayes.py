@@ -87,7 +87,7 @@ class NaiveBayesClassifier(GenerativeClassifier):
             return stats
         from bayesgen.families import hyperprior
 
-        return hyperprior.with_alpha_prior(stats, self.alpha_prior)
+        return hyperprior.with_alpha_prior(self._family, stats, self.alpha_prior)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

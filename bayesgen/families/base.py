@@ -25,6 +25,7 @@ import scipy.sparse as sp
 import xarray as xr
 
 from bayesgen.input.data import FeatureKind, check_prediction_features
+from bayesgen.maths.evidence import DirichletEvidence
 from bayesgen.maths.joint_statistics import fixed_statistic, normal_inverse_wishart_statistics
 
 if TYPE_CHECKING:
@@ -314,6 +315,17 @@ class Family:
 
     # -- the comparison (bayesgen.checks.comparison) -----------------------------------------------
 
+    def feature_expected(self, estimates: xr.Dataset, alpha: float):
+        """The :class:`~bayesgen.families.expected.Expected` block of ``feature_prob`` under a
+        Dirichlet(λ) (Beta(λ, λ)) prior, at any λ: for a model with a λ (:attr:`smoothing`).
+
+        Raises
+        ------
+        ValueError
+            For a model without a λ (GDA, QDA).
+        """
+        raise ValueError(f"stats: feature_expected needs a naive Bayes model; got {self.name!r}.")
+
     def expected(
         self,
         estimates: xr.Dataset,
@@ -516,13 +528,6 @@ class DrawIdentity:
     failure: str
 
 
-def log(values) -> np.ndarray:
-    """log of probabilities in float64; draws that underflowed to 0 (tiny Gamma variates in
-    float32) are clipped to the smallest normal number instead of giving -inf."""
-    values = np.asarray(values, dtype=np.float64)
-    return np.log(np.maximum(values, np.finfo(np.float64).tiny))
-
-
 def class_means(X, y_codes: np.ndarray, n_classes: int) -> np.ndarray:
     """Mean of every column of X within each class, shape (n_classes, n_features).
 
@@ -592,39 +597,6 @@ def niw_marginals(mean, kappa, dof, scale) -> dict[str, Marginal]:
 
 # --------------------------------------------------------------------------------------------
 # Dirichlet helpers shared by the families: every model has π ~ Dirichlet(class_alpha).
-
-
-def dirichlet_draws(rng, concentration: np.ndarray, sample_shape, dtype) -> np.ndarray:
-    """Dirichlet draws along the last axis of ``concentration`` via normalised Gamma variates.
-
-    Written one draw at a time straight into a preallocated array of ``dtype``: 1,000 draws of
-    a 20-class × 50,000-word model take 4 GB in float32 and no temporary of the same size.
-    Zero concentrations give probability 0 (the padding of the categorical model).
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from bayesgen.families.base import dirichlet_draws
-    >>> rng = np.random.default_rng(0)
-    >>> draws = dirichlet_draws(rng, np.array([[2.0, 1.0, 0.0]]), (1000,), np.float64)
-    >>> draws.shape, bool(np.allclose(draws.sum(axis=-1), 1)), bool((draws[..., 2] == 0).all())
-    ((1000, 1, 3), True, True)
-    >>> draws.mean(axis=0).round(1).tolist()  # the mean (2, 1, 0) / 3
-    [[0.7, 0.3, 0.0]]
-    """
-    concentration = np.asarray(concentration, dtype=np.float64)
-    out = np.empty((*sample_shape, *concentration.shape), dtype=dtype)
-    inactive = concentration <= 0
-    shape = np.where(inactive, 1.0, concentration)
-    has_inactive = bool(inactive.any())
-    for index in np.ndindex(*sample_shape):
-        draw = out[index]
-        rng.standard_gamma(shape, dtype=out.dtype, out=draw)
-        if has_inactive:
-            draw[inactive] = 0
-        # Sum in float64: 50,000 float32 terms would lose digits.
-        draw /= draw.sum(axis=-1, keepdims=True, dtype=np.float64).astype(out.dtype)
-    return out
 
 
 def dirichlet_mode(concentration: np.ndarray) -> np.ndarray:
@@ -725,8 +697,6 @@ def class_log_evidence(estimates: xr.Dataset, class_alpha) -> np.ndarray:
     -------
     numpy.ndarray of shape ``np.shape(class_alpha)``
     """
-    from bayesgen.maths.evidence import DirichletEvidence
-
     counts = estimates["class_count"].values[None, :]
     return DirichletEvidence(counts, name="class_alpha")(class_alpha)
 

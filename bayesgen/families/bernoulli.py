@@ -14,11 +14,15 @@ import numpy as np
 import scipy.sparse as sp
 import xarray as xr
 
-from bayesgen import closed_form as cf
-from bayesgen.families.base import beta_marginal, class_marginal, class_means, log
+from bayesgen.families.base import beta_marginal, class_marginal, class_means
+from bayesgen.families.expected import dirichlet_kurtosis, dirichlet_sd, simplex_mode
 from bayesgen.families.hyperprior import has_alpha_prior
 from bayesgen.families.naive_bayes import FeatureStatistics, NaiveBayesFamily
 from bayesgen.input.data import TrainingData
+from bayesgen.maths.counts import feature_counts
+from bayesgen.maths.dirichlet import add_lambda, log, log_prob_terms
+from bayesgen.maths.evidence import BetaBernoulliEvidence
+from bayesgen.maths.likelihood import bernoulli_log_likelihood, linear_in_x
 
 if TYPE_CHECKING:
     import pymc as pm
@@ -54,7 +58,7 @@ class BernoulliFamily(NaiveBayesFamily):
 
     def feature_statistics(self, data: TrainingData, class_count: np.ndarray) -> FeatureStatistics:
         # For binary X the column sums count the samples containing each feature.
-        counts = cf.feature_counts(data.X, data.y, len(data.classes), data.sample_weight)
+        counts = feature_counts(data.X, data.y, len(data.classes), data.sample_weight)
         return FeatureStatistics(dims=("class", "feature"), counts=counts)
 
     def smoothing_terms(self, statistics: xr.Dataset):
@@ -67,10 +71,10 @@ class BernoulliFamily(NaiveBayesFamily):
         class_count = estimates["class_count"].values
         total = class_count[:, None]
         weight = self.prior_weights(estimates)  # of presence; absence has 2 − w
-        order1, log_p = cf.log_prob_terms(counts, total, alpha, 2, weight)
-        order0, log_q = cf.log_prob_terms(total - counts, total, alpha, 2, 2.0 - weight)
-        joint = cf.bernoulli_log_likelihood(X, log_class, log_p, log_q)
-        order_x = cf.linear_in_x(X, order1 - order0) + order0.sum(axis=-1) + class_order
+        order1, log_p = log_prob_terms(counts, total, alpha, 2, weight)
+        order0, log_q = log_prob_terms(total - counts, total, alpha, 2, 2.0 - weight)
+        joint = bernoulli_log_likelihood(X, log_class, log_p, log_q)
+        order_x = linear_in_x(X, order1 - order0) + order0.sum(axis=-1) + class_order
         return joint, (order_x if np.any(order_x) else None)
 
     def concentrations(
@@ -122,8 +126,6 @@ class BernoulliFamily(NaiveBayesFamily):
     def feature_evidence(self, estimates: xr.Dataset):
         """log p(X | y, λ) from the non-zero counts (:class:`BetaBernoulliEvidence`): the
         same as the generic pairs of :meth:`feature_simplices`, at the cost of the non-zeros."""
-        from bayesgen.maths.evidence import BetaBernoulliEvidence
-
         weight = estimates["prior_weight"].values if "prior_weight" in estimates else None
         return BetaBernoulliEvidence(
             estimates["feature_count"].values, estimates["class_count"].values, weight
@@ -142,54 +144,13 @@ class BernoulliFamily(NaiveBayesFamily):
         Multinomial(N, π) and ``feature_count`` N_jk ~ Binomial(N_k, φ_jk), the number of the
         N_k class-k samples that have feature j.
         """
-        import pymc as pm
+        from bayesgen.families.bernoulli_pymc import bernoulli_nb_pymc_model  # heavy: PyMC
 
-        from bayesgen.families.hyperprior import alpha_variable
-        from bayesgen.generative import (
-            alpha_data,
-            class_prob_prior,
-            model_coords,
-            observed_counts,
-            positive_priors,
-            whole_counts,
-        )
-
-        alpha, class_alpha = positive_priors(estimates)
-        counts = whole_counts(estimates["feature_count"].values)
-        if counts is None:
-            raise ValueError(
-                "stats: feature_count of the Bernoulli model must hold whole numbers ≥ 0 (the "
-                "samples of each class that have each feature)."
-            )
-        dims = ("class", "feature")
-        with pm.Model(coords=model_coords(estimates)) as model:
-            class_count, _ = class_prob_prior(estimates, class_alpha)
-            present = pm.Data("feature_count_data", counts, dims=dims)
-            random_alpha = alpha_variable(estimates)  # λ ~ Gamma with a hyperprior
-            if random_alpha is None:  # one λ, or one per class: a column over the features
-                alpha = alpha_data(cf.per_class(alpha, counts.ndim))
-            else:
-                alpha = random_alpha
-            if "prior_weight" in estimates:  # Beta(λ w, λ (2 − w)) of a shared mean w / 2
-                weight = pm.Data("feature_prior_weight", estimates["prior_weight"].values)
-                a, b = alpha * weight, alpha * (2.0 - weight)
-            else:
-                a = b = alpha
-            prob = pm.Beta("feature_prob", alpha=a, beta=b, dims=dims)
-            observed_counts(
-                "feature_count",
-                _binomial,
-                _binomial_kernel,
-                class_count[:, None],
-                prob,
-                observed=present,
-                dims=dims,
-            )
-        return model
+        return bernoulli_nb_pymc_model(estimates)
 
     def draw_log_joint(self, estimates: xr.Dataset, X, draws: xr.Dataset) -> np.ndarray:
         prob = draws["feature_prob"].values.astype(np.float64)
-        return cf.bernoulli_log_likelihood(
+        return bernoulli_log_likelihood(
             X, log(draws["class_prob"].values), log(prob), log(1.0 - prob)
         )
 
@@ -229,8 +190,6 @@ class BernoulliFamily(NaiveBayesFamily):
         """φ_jk | data ~ Beta(N_jk + λ, N_k − N_jk + λ): the pair (present, absent) is a
         two-outcome simplex whose first component is φ; a Beta without a mode has none for
         either outcome."""
-        from bayesgen.families.expected import dirichlet_kurtosis, dirichlet_sd, simplex_mode
-
         counts = estimates["feature_count"].values.astype(np.float64)
         class_count = estimates["class_count"].values.astype(np.float64)
         pair = np.stack([counts, class_count[:, None] - counts], axis=-1)
@@ -240,7 +199,7 @@ class BernoulliFamily(NaiveBayesFamily):
         weight = self.prior_weights(estimates)
         return {
             "keep": np.ones(counts.shape, dtype=bool),
-            "closed_form": cf.add_lambda(
+            "closed_form": add_lambda(
                 counts, class_count[:, None], self.feature_alpha(estimates, alpha), 2, weight
             ),
             "closed_form_sd": dirichlet_sd(pair + prior)[..., 0],
@@ -266,9 +225,7 @@ class BernoulliFamily(NaiveBayesFamily):
         # Beta(a, b) with a + b = 2λ: a = b = λ, or λ w and λ (2 − w) with a shared mean
         a, b = (np.broadcast_to(part, counts.shape) for part in self.pair_pseudocounts(estimates))
         prob = (counts + a) / (class_count + 2.0 * alpha)[:, None]
-        out = cf.bernoulli_log_likelihood(
-            X, np.zeros(len(class_count)), np.log(prob), np.log1p(-prob)
-        )
+        out = bernoulli_log_likelihood(X, np.zeros(len(class_count)), np.log(prob), np.log1p(-prob))
         X = sp.csr_array(X)
         n_rows, n_features = X.shape
         rows = np.repeat(np.arange(n_rows), np.diff(X.indptr))
@@ -289,19 +246,6 @@ class BernoulliFamily(NaiveBayesFamily):
             + np.bincount(rows, weights=correction, minlength=n_rows)
         )
         return out
-
-
-def _binomial_kernel(value, n, p):
-    """log Binomial(value | n, p) less its parameter-free log C(n, value)."""
-    import pytensor.tensor as pt
-
-    return value * pt.log(p) + (n - value) * pt.log1p(-p)
-
-
-def _binomial(n, p, size):
-    import pymc as pm
-
-    return pm.Binomial.dist(n=n, p=p, size=size)
 
 
 FAMILY = BernoulliFamily()

@@ -17,10 +17,12 @@ import numpy as np
 import scipy.sparse as sp
 import xarray as xr
 
-from bayesgen import closed_form as cf
-from bayesgen.families.base import log
+from bayesgen.families.expected import dirichlet_kurtosis, dirichlet_sd, simplex_mode
 from bayesgen.families.naive_bayes import FeatureStatistics, NaiveBayesFamily
 from bayesgen.input.data import TrainingData
+from bayesgen.maths.counts import category_counts
+from bayesgen.maths.dirichlet import add_lambda, log, log_prob_terms
+from bayesgen.maths.likelihood import categorical_log_likelihood
 
 if TYPE_CHECKING:
     import pymc as pm
@@ -73,7 +75,7 @@ class CategoricalFamily(NaiveBayesFamily):
         """
         n_classes = len(data.classes)
         n_categories = _resolve_n_categories(data.X, n_categories, n_classes, data.feature_names)
-        counts = cf.category_counts(data.X, data.y, n_classes, n_categories, data.sample_weight)
+        counts = category_counts(data.X, data.y, n_classes, n_categories, data.sample_weight)
         mask = np.arange(counts.shape[-1]) < n_categories[:, None]
         return FeatureStatistics(
             dims=("class", "feature", "category"),
@@ -140,10 +142,10 @@ class CategoricalFamily(NaiveBayesFamily):
         n_cat = estimates["n_categories"].values[:, None]
         # The padding's weight is 0: 1 there keeps its (unused) log finite.
         weight = np.where(mask, self.prior_weights(estimates), 1.0)
-        order, log_p = cf.log_prob_terms(counts, class_count[:, None, None], alpha, n_cat, weight)
+        order, log_p = log_prob_terms(counts, class_count[:, None, None], alpha, n_cat, weight)
         log_p = np.where(mask, log_p, -np.inf)
-        joint = cf.categorical_log_likelihood(X, log_class, log_p)
-        order_x = cf.categorical_log_likelihood(X, class_order, np.where(mask, order, 0.0))
+        joint = categorical_log_likelihood(X, log_class, log_p)
+        order_x = categorical_log_likelihood(X, class_order, np.where(mask, order, 0.0))
         return joint, (order_x if np.any(order_x) else None)
 
     def concentrations(
@@ -171,50 +173,14 @@ class CategoricalFamily(NaiveBayesFamily):
         Dirichlet (see :mod:`bayesgen.generative`). The padding cells are not observed: their
         count is always 0 and their probability 0, so they add nothing to the likelihood.
         """
-        import pymc as pm
-        import pytensor.tensor as pt
+        from bayesgen.families.categorical_pymc import categorical_nb_pymc_model  # heavy: PyMC
 
-        from bayesgen.families.hyperprior import alpha_variable
-        from bayesgen.generative import (
-            class_prob_prior,
-            gamma_poisson_rates,
-            model_coords,
-            positive_priors,
-        )
-
-        alpha, class_alpha = positive_priors(estimates)
-        mask = estimates["category_mask"].values
-        cell_feature, cell_category = np.nonzero(mask)  # the real (feature, category) cells
-        n_features = mask.shape[0]
-        coords = model_coords(estimates) | {"cell": np.arange(cell_feature.size)}
-        with pm.Model(coords=coords) as model:
-            class_prob_prior(estimates, class_alpha)
-            counts = estimates["feature_count"].values[:, cell_feature, cell_category]
-            membership = np.eye(n_features)[cell_feature]  # (cell, feature) indicator
-            rate = gamma_poisson_rates(
-                "cell",
-                counts,
-                alpha,
-                dims=("class", "cell"),
-                groups=membership,
-                random_alpha=alpha_variable(estimates),
-                weight=(
-                    estimates["prior_weight"].values[cell_feature, cell_category]
-                    if "prior_weight" in estimates
-                    else None
-                ),
-            )
-            totals = pt.dot(rate, membership)  # (class, feature)
-            cell_prob = rate / totals[:, cell_feature]
-            padded = pt.zeros((len(estimates["class"]), *mask.shape))
-            padded = pt.set_subtensor(padded[:, cell_feature, cell_category], cell_prob)
-            pm.Deterministic("feature_prob", padded, dims=("class", "feature", "category"))
-        return model
+        return categorical_nb_pymc_model(estimates)
 
     def draw_log_joint(self, estimates: xr.Dataset, X, draws: xr.Dataset) -> np.ndarray:
         mask = estimates["category_mask"].values
         log_prob = np.where(mask, log(draws["feature_prob"].values), -np.inf)
-        return cf.categorical_log_likelihood(X, log(draws["class_prob"].values), log_prob)
+        return categorical_log_likelihood(X, log(draws["class_prob"].values), log_prob)
 
     # -- the row-level generative model ---------------------------------------------------
 
@@ -238,7 +204,7 @@ class CategoricalFamily(NaiveBayesFamily):
         feature (whose posterior predictive mean is add-λ)."""
         codes = np.asarray(X.toarray() if sp.issparse(X) else X, dtype=np.int64)
         n_classes = estimates.sizes["class"]
-        counts = cf.category_counts(codes, y_codes, n_classes, estimates["n_categories"].values)
+        counts = category_counts(codes, y_codes, n_classes, estimates["n_categories"].values)
         with np.errstate(invalid="ignore", divide="ignore"):
             freq = counts / np.bincount(y_codes, minlength=n_classes)[:, None, None]
         freq = np.where(estimates["category_mask"].values, freq, np.nan)
@@ -247,14 +213,12 @@ class CategoricalFamily(NaiveBayesFamily):
     def feature_moments(self, estimates: xr.Dataset, alpha: float) -> dict:
         """θ_kn | data ~ Dirichlet(N_k,n,c + λ) over the K_n real categories; the padding
         cells get no row (``keep`` False) and NaN moments."""
-        from bayesgen.families.expected import dirichlet_kurtosis, dirichlet_sd, simplex_mode
-
         counts = estimates["feature_count"].values.astype(np.float64)
         class_count = estimates["class_count"].values.astype(np.float64)
         keep = np.broadcast_to(estimates["category_mask"].values, counts.shape)
         n_categories = estimates["n_categories"].values[:, None]
         weight = self.prior_weights(estimates)
-        closed = cf.add_lambda(
+        closed = add_lambda(
             counts,
             class_count[:, None, None],
             self.feature_alpha(estimates, alpha),
@@ -291,7 +255,7 @@ class CategoricalFamily(NaiveBayesFamily):
             mask, np.log(np.where(mask, counts + prior, 1.0) / denominator), -np.inf
         )
         codes = np.asarray(X.toarray() if sp.issparse(X) else X, dtype=np.int64)
-        out = cf.categorical_log_likelihood(codes, np.zeros(len(class_count)), log_prob)
+        out = categorical_log_likelihood(codes, np.zeros(len(class_count)), log_prob)
         features = np.arange(codes.shape[1])
         own_count = counts[y_codes[:, None], features[None, :], codes]  # (n, F)
         own_prior = prior[y_codes[:, None], features[None, :], codes]

@@ -23,8 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 import xarray as xr
 
-from bayesgen import closed_form as cf
-from bayesgen.families import family
+from bayesgen.maths.dirichlet import add_lambda, dirichlet_mode
 
 # Why a comparison is missing. Each row's ``reason`` joins the ones that apply.
 NO_MODE = (
@@ -96,41 +95,6 @@ class Expected:
     closed_form_kurtosis: np.ndarray | None = None
 
 
-def expected_values(
-    stats: xr.Dataset,
-    *,
-    alpha: float | None,
-    class_alpha: float,
-    options: dict | None = None,
-    map_method: str | None = None,
-) -> list[Expected]:
-    """The :class:`Expected` of every variable of a model, in the posterior's order.
-
-    Asks the model's family (:meth:`bayesgen.families.Family.expected`). ``options`` are the
-    estimator's parameters (``est.get_params()``; GDA reads ``cov_prior``); ``map_method``
-    ("closed_form" or "find_MAP") says whose mode the MAP is.
-    """
-    return family(stats).expected(
-        stats, alpha=alpha, class_alpha=class_alpha, options=options or {}, map_method=map_method
-    )
-
-
-def feature_expected(stats: xr.Dataset, alpha: float) -> Expected:
-    """A naive Bayes model's ``feature_prob`` block under Dirichlet(λ) (Beta(λ, λ)).
-
-    Raises
-    ------
-    ValueError
-        For a model without a λ (GDA).
-    """
-    model_family = family(stats)
-    if not model_family.smoothing:
-        raise ValueError(
-            f"stats: feature_expected needs a naive Bayes model; got {model_family.name!r}."
-        )
-    return model_family.feature_expected(stats, alpha)
-
-
 def dirichlet_sd(concentration, *, axis: int = -1) -> np.ndarray:
     """Marginal SDs of Dirichlet(a) along ``axis``: √(a_i (a₀ − a_i) / (a₀² (a₀ + 1)))."""
     a = np.asarray(concentration, dtype=np.float64)
@@ -178,7 +142,7 @@ def class_expected(stats: xr.Dataset, class_alpha: float) -> Expected:
         "class_prob",
         alpha=class_alpha,
         keep=np.ones(count.shape, dtype=bool),
-        closed_form=cf.add_lambda(count, count.sum(), class_alpha, count.size),
+        closed_form=add_lambda(count, count.sum(), class_alpha, count.size),
         closed_form_sd=dirichlet_sd(count + class_alpha),
         closed_form_kurtosis=dirichlet_kurtosis(count + class_alpha),
         mle=stats["class_prob_mle"].values.astype(np.float64),
@@ -296,7 +260,7 @@ def simplex_mode(counts, alpha: float, *, active=None) -> tuple[np.ndarray, np.n
     # Outcomes given n = 0 and α = 1 (so n + α - 1 = 0 exactly) add nothing to the denominator:
     # the padding, and every outcome of a simplex without a mode (which then gives 0/0 = NaN).
     usable = active & ~no_mode
-    mode = cf.dirichlet_mode(
+    mode = dirichlet_mode(
         np.where(usable, counts, 0.0),
         np.where(usable, alpha, 1.0),
         axis=-1,

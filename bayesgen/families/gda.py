@@ -20,22 +20,29 @@ import numpy as np
 import xarray as xr
 from scipy import stats as scipy_stats
 
-from bayesgen.closed_form import (
+import bayesgen.families.base as base
+from bayesgen.families.gaussian_shared import gaussian_log_evidence, gaussian_loo_log_joint
+from bayesgen.families.gda_checks import (
+    LINEAR_FORM_FAILURE,
+    LINEAR_FORM_IDENTITY,
+    gda_expected,
+    linear_form_errors,
+)
+from bayesgen.input.alpha import check_smoothing
+from bayesgen.input.statistics import gaussian_statistics, merge_gaussian_statistics
+from bayesgen.maths.counts import class_means_and_scatter
+from bayesgen.maths.covariance_memory import check_covariance_memory
+from bayesgen.maths.dirichlet import add_lambda, dirichlet_draws
+from bayesgen.maths.gaussian import (
     NormalInverseWishart,
-    add_lambda,
     check_pooled_covariance,
-    check_smoothing,
-    class_means_and_scatter,
     gaussian_log_joint,
     gaussian_rows,
     gda_linear_form,
-    linear_log_likelihood,
     niw_posterior,
+    overall_moments,
 )
-from bayesgen.families import base
-from bayesgen.maths.covariance_memory import check_covariance_memory
-from bayesgen.maths.evidence import gaussian_log_evidence, gaussian_loo_log_joint
-from bayesgen.maths.gaussian import overall_moments
+from bayesgen.maths.likelihood import linear_log_likelihood
 from bayesgen.maths.standardise import standardised_problem
 
 if TYPE_CHECKING:
@@ -218,8 +225,6 @@ class GaussianFamily(base.Family):
         estimator's) size the memory of the covariance and its draws, refused at once where
         they cannot fit (:func:`~bayesgen.maths.covariance_memory.check_covariance_memory`).
         """
-        from bayesgen.input.statistics import gaussian_statistics
-
         # Before any work: at thousands of columns the covariance draws need hundreds of GiB.
         check_covariance_memory(X, draws=draws, prior_draws=prior_draws, dtype=dtype)
         return gaussian_statistics(
@@ -236,8 +241,6 @@ class GaussianFamily(base.Family):
         """The statistics of the union of two sets of rows: counts add, class means and the
         pooled scatter by Chan's parallel update
         (:func:`bayesgen.maths.gaussian.merge_class_moments`)."""
-        from bayesgen.input.statistics import merge_gaussian_statistics
-
         return merge_gaussian_statistics(self, first, second)
 
     def from_statistics(
@@ -344,7 +347,7 @@ class GaussianFamily(base.Family):
         gives the same draws in every release.
         """
         concentration = base.class_concentration(estimates, posterior=posterior)
-        class_prob = base.dirichlet_draws(rng, concentration, sample_shape, dtype)
+        class_prob = dirichlet_draws(rng, concentration, sample_shape, dtype)
         params = _niw_parameters(estimates, posterior=posterior)
         n_classes, n_features = estimates.sizes["class"], estimates.sizes["feature"]
         n_samples = int(np.prod(sample_shape))
@@ -432,7 +435,7 @@ class GaussianFamily(base.Family):
         kernel −(N − K)/2 log|Σ| − ½ tr(Σ⁻¹ S) enters as the potential ``scatter_loglik``
         instead, which PyMC does not simulate. Classes without rows have no mean to observe.
         """
-        from bayesgen.families.gda_pymc import gda_pymc_model
+        from bayesgen.families.gda_pymc import gda_pymc_model  # heavy: PyMC
 
         return gda_pymc_model(estimates, cov_prior=cov_prior, lkj_eta=lkj_eta)
 
@@ -507,13 +510,12 @@ class GaussianFamily(base.Family):
         :mod:`bayesgen.families.gda_checks`); under ``options["cov_prior"] == "lkj"`` only π
         has closed forms. Σ's mode is compared only for a closed-form MAP: find_MAP's is that
         of the Bartlett variables."""
-        from bayesgen.families.gda_checks import gda_expected
-
         return gda_expected(
             estimates,
             class_alpha=class_alpha,
             cov_prior=options.get("cov_prior", "conjugate"),
             exact_map=map_method == "closed_form",
+            posterior_parameters=niw_posterior_parameters,
         )
 
     def joint_statistics(
@@ -536,12 +538,6 @@ class GaussianFamily(base.Family):
     def draw_identities(self, posterior: xr.Dataset) -> list[base.DrawIdentity]:
         """Every draw's ``coef`` and ``intercept`` are the linear form of its own (π, μ, Σ),
         whatever the prior, to the rounding of the stored draws."""
-        from bayesgen.families.gda_checks import (
-            LINEAR_FORM_FAILURE,
-            LINEAR_FORM_IDENTITY,
-            linear_form_errors,
-        )
-
         return [
             base.DrawIdentity(
                 statements=LINEAR_FORM_IDENTITY,

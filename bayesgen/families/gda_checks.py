@@ -24,10 +24,11 @@ for it; it imports nothing from PyMC.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 import xarray as xr
 
-from bayesgen import closed_form as cf
 from bayesgen.families.expected import (
     BARTLETT,
     LKJ,
@@ -42,7 +43,7 @@ from bayesgen.families.expected import (
     class_expected,
     reason_array,
 )
-from bayesgen.families.gda import niw_posterior_parameters
+from bayesgen.maths.gaussian import gda_linear_form
 
 #: The identities every draw must satisfy, as the comparison's identities table names them.
 LINEAR_FORM_IDENTITY = {
@@ -98,10 +99,16 @@ def niw_moments(params: dict, class_concentration: np.ndarray) -> dict:
 
 
 def gda_expected(
-    stats: xr.Dataset, *, class_alpha: float, cov_prior: str, exact_map: bool
+    stats: xr.Dataset,
+    *,
+    class_alpha: float,
+    cov_prior: str,
+    exact_map: bool,
+    posterior_parameters: Callable[[xr.Dataset], dict],
 ) -> list[Expected]:
     """The :class:`~bayesgen.families.expected.Expected` blocks of a GDA fit: π, μ, Σ, coef and
-    intercept, in the posterior's order.
+    intercept, in the posterior's order; ``posterior_parameters(stats)`` gives the
+    normal-inverse-Wishart posterior (:func:`bayesgen.families.gda.niw_posterior_parameters`).
 
     Under the LKJ prior (or estimates without the NIW hyperparameters) only π has closed
     forms; ``exact_map`` (a closed-form MAP, not find_MAP's) makes Σ's mode comparable.
@@ -118,7 +125,7 @@ def gda_expected(
     mu_shape, cov_shape = stats["mu"].shape, stats["cov"].shape
     coef_shape, intercept_shape = stats["coef"].shape, stats["intercept"].shape
     if conjugate:
-        params = niw_posterior_parameters(stats)
+        params = posterior_parameters(stats)
         dof = params["dof"]
         concentration = stats["class_count"].values.astype(np.float64) + class_alpha
         moments = niw_moments(params, concentration)
@@ -274,7 +281,7 @@ def linear_form_errors(posterior: xr.Dataset) -> dict[str, np.ndarray]:
     for start in range(0, class_prob.shape[0], step):
         part = slice(start, start + step)
         p64, m64, c64 = (a[part].astype(np.float64) for a in (class_prob, mu, cov))
-        w, b = cf.gda_linear_form(p64, m64, c64)
+        w, b = gda_linear_form(p64, m64, c64)
         with np.errstate(invalid="ignore", over="ignore"):
             inverse = np.abs(np.linalg.inv(c64))
             spread = np.einsum("sij,skj->ski", np.abs(c64), np.abs(w)) + np.abs(m64)

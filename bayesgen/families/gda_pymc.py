@@ -25,6 +25,14 @@ import pytensor.tensor as pt
 import xarray as xr
 from pymc.distributions.shape_utils import rv_size_is_none
 
+from bayesgen.families.shared_pymc import (
+    class_prob_prior,
+    model_coords,
+    observed_class_means,
+    positive_priors,
+    wishart_is_regular,
+)
+
 _LOG_2PI = float(np.log(2 * np.pi))
 
 
@@ -37,14 +45,6 @@ def static_data(name: str, value, **kwargs):
 
 def gda_pymc_model(estimates: xr.Dataset, *, cov_prior: str, lkj_eta: float) -> pm.Model:
     """The model :meth:`~bayesgen.families.gda.GaussianFamily.pymc_model` documents."""
-    from bayesgen.generative import (
-        class_prob_prior,
-        model_coords,
-        observed_class_means,
-        positive_priors,
-        wishart_is_regular,
-    )
-
     if "prior_mean" not in estimates:
         raise ValueError(
             "stats: the GDA model needs the prior hyperparameters; compute stats with "

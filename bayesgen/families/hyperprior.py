@@ -52,7 +52,10 @@ from scipy.interpolate import CubicSpline
 from scipy.optimize import brentq
 from scipy.special import gammaln
 
+from bayesgen.families.base import class_concentration, dirichlet_mode, loo_class_log_prob
+from bayesgen.families.expected import Expected, class_expected, reason_array
 from bayesgen.input.params import is_real
+from bayesgen.maths.dirichlet import dirichlet_draws
 
 if TYPE_CHECKING:
     from bayesgen.families.naive_bayes import NaiveBayesFamily
@@ -358,15 +361,15 @@ def _alpha_mode(evidence, shape: float, rate: float, near: float) -> float:
     return float(brentq(slope, low, high, xtol=1e-14 * near, rtol=1e-14))
 
 
-def posterior_of(estimates: xr.Dataset, alpha_prior) -> AlphaPosterior:
+def posterior_of(
+    model_family: NaiveBayesFamily, estimates: xr.Dataset, alpha_prior
+) -> AlphaPosterior:
     """p(λ | D) for the counts of a naive Bayes fit under the hyperprior ``alpha_prior``."""
-    from bayesgen.families import family
-
     shape, rate = check_alpha_prior(alpha_prior)
-    return alpha_posterior(family(estimates).feature_evidence(estimates), shape, rate)
+    return alpha_posterior(model_family.feature_evidence(estimates), shape, rate)
 
 
-def feature_log_evidence(estimates: xr.Dataset) -> float:
+def feature_log_evidence(model_family: NaiveBayesFamily, estimates: xr.Dataset) -> float:
     """log p(X | y): the evidence of a naive Bayes fit's feature counts with θ integrated out
     and λ too, over the fit's hyperprior λ ~ Gamma(shape, rate).
 
@@ -392,11 +395,13 @@ def feature_log_evidence(estimates: xr.Dataset) -> float:
     >>> from bayesgen.families import family
     >>> from bayesgen.families.hyperprior import feature_log_evidence, with_alpha_prior
     >>> X = [[3, 0, 1], [4, 1, 0], [0, 3, 2], [1, 4, 3]]
-    >>> est = with_alpha_prior(closed_form.multinomial_nb(X, ["a", "a", "b", "b"]), (2.0, 1.0))
-    >>> round(feature_log_evidence(est), 3)
+    >>> model = family("multinomial_nb")
+    >>> fit = closed_form.multinomial_nb(X, ["a", "a", "b", "b"])
+    >>> est = with_alpha_prior(model, fit, (2.0, 1.0))
+    >>> round(feature_log_evidence(model, est), 3)
     -22.335
     >>> at_the_mean = family(est).feature_log_evidence(est, est.attrs["alpha"])
-    >>> bool(at_the_mean > feature_log_evidence(est))
+    >>> bool(at_the_mean > feature_log_evidence(model, est))
     True
     """
     prior = fitted_alpha_prior(estimates)
@@ -406,26 +411,30 @@ def feature_log_evidence(estimates: xr.Dataset) -> float:
             "(alpha_prior=(shape, rate)); these have a fixed alpha "
             f"{estimates.attrs.get('alpha')!r}."
         )
-    return posterior_of(estimates, prior).log_evidence
+    return posterior_of(model_family, estimates, prior).log_evidence
 
 
-def fitted_alpha(estimates: xr.Dataset) -> float | np.ndarray | AlphaPosterior:
+def fitted_alpha(
+    model_family: NaiveBayesFamily, estimates: xr.Dataset
+) -> float | np.ndarray | AlphaPosterior:
     """What a fit's closed forms use for λ: the fixed ``alpha`` (a number, or an array of one
     λ per class), or p(λ | D) under its hyperprior.
 
     Examples
     --------
     >>> from bayesgen import closed_form
+    >>> from bayesgen.families import family
     >>> from bayesgen.families.hyperprior import fitted_alpha, with_alpha_prior
     >>> est = closed_form.multinomial_nb([[3, 0], [4, 1], [0, 3], [1, 4]], [0, 0, 1, 1], alpha=0.5)
-    >>> fitted_alpha(est)
+    >>> model = family("multinomial_nb")
+    >>> fitted_alpha(model, est)
     0.5
-    >>> type(fitted_alpha(with_alpha_prior(est, (2.0, 1.0)))).__name__
+    >>> type(fitted_alpha(model, with_alpha_prior(model, est, (2.0, 1.0)))).__name__
     'AlphaPosterior'
     """
     prior = fitted_alpha_prior(estimates)
     if prior is not None:
-        return posterior_of(estimates, prior)
+        return posterior_of(model_family, estimates, prior)
     alpha = estimates.attrs["alpha"]  # a number, or one λ per class
     return float(alpha) if np.ndim(alpha) == 0 else np.asarray(alpha, dtype=np.float64)
 
@@ -433,7 +442,9 @@ def fitted_alpha(estimates: xr.Dataset) -> float | np.ndarray | AlphaPosterior:
 # -- the closed forms ---------------------------------------------------------------------------
 
 
-def with_alpha_prior(estimates: xr.Dataset, alpha_prior) -> xr.Dataset:
+def with_alpha_prior(
+    model_family: NaiveBayesFamily, estimates: xr.Dataset, alpha_prior
+) -> xr.Dataset:
     """A naive Bayes fit (any λ) redone under the hyperprior ``alpha_prior`` on λ.
 
     Returns a new Dataset: ``feature_prob`` becomes θ's posterior mean E_λ[add-λ | D], the
@@ -443,18 +454,19 @@ def with_alpha_prior(estimates: xr.Dataset, alpha_prior) -> xr.Dataset:
     Examples
     --------
     >>> from bayesgen import closed_form
+    >>> from bayesgen.families import family
     >>> from bayesgen.families.hyperprior import with_alpha_prior
     >>> X = [[3, 0, 1], [4, 1, 0], [0, 3, 2], [1, 4, 3]]
     >>> est = closed_form.multinomial_nb(X, ["a", "a", "b", "b"])
-    >>> under_prior = with_alpha_prior(est, (2.0, 1.0))
+    >>> under_prior = with_alpha_prior(family("multinomial_nb"), est, (2.0, 1.0))
     >>> round(under_prior.attrs["alpha"], 3), under_prior.attrs["alpha_prior_shape"]
     (1.976, 2.0)
     >>> under_prior["feature_prob"].sel({"class": "a"}).values.round(3).tolist()
     [0.614, 0.193, 0.193]
     """
     shape, rate = check_alpha_prior(alpha_prior)
-    posterior = posterior_of(estimates, (shape, rate))
-    moments = feature_mixture(estimates, posterior)
+    posterior = posterior_of(model_family, estimates, (shape, rate))
+    moments = feature_mixture(model_family, estimates, posterior)
     out = estimates.copy()
     out["feature_prob"] = (estimates["feature_prob"].dims, moments["mean"])
     out["alpha"] = ((), posterior.mean)
@@ -467,18 +479,19 @@ def with_alpha_prior(estimates: xr.Dataset, alpha_prior) -> xr.Dataset:
     return out
 
 
-def _concentration_parts(estimates: xr.Dataset) -> tuple[tuple, np.ndarray, np.ndarray, bool]:
+def _concentration_parts(
+    model_family: NaiveBayesFamily, estimates: xr.Dataset
+) -> tuple[tuple, np.ndarray, np.ndarray, bool]:
     """(dims, c0, c1, beta): the posterior concentration of ``feature_prob`` at λ is
     c0 + λ c1 (c1 is 1 on the real outcomes, 0 on the categorical model's padding)."""
-    from bayesgen.families import family
-
-    model_family = family(estimates)
     dims, c0, beta = model_family.concentrations(estimates.assign_attrs(alpha=0.0), posterior=True)
     _, c1, _ = model_family.concentrations(estimates.assign_attrs(alpha=1.0), posterior=False)
     return dims, c0, c1, beta
 
 
-def feature_mixture(estimates: xr.Dataset, posterior: AlphaPosterior) -> dict[str, np.ndarray]:
+def feature_mixture(
+    model_family: NaiveBayesFamily, estimates: xr.Dataset, posterior: AlphaPosterior
+) -> dict[str, np.ndarray]:
     """θ's posterior mean, SD and kurtosis, mixtures over p(λ | D) of its Beta marginals.
 
     θ | λ, D has Beta(a, b) marginals (a = n + λ); with m, c2, c3, c4 their mean and
@@ -486,7 +499,7 @@ def feature_mixture(estimates: xr.Dataset, posterior: AlphaPosterior) -> dict[st
     Var = Σ w (c2 + d²), E[(θ − E θ)⁴] = Σ w (c4 + 4 c3 d + 6 c2 d² + d⁴). Padding cells
     are NaN.
     """
-    _, c0, c1, beta = _concentration_parts(estimates)
+    _, c0, c1, beta = _concentration_parts(model_family, estimates)
     lambdas, weights = posterior.nodes()
 
     def beta_parts(lam):
@@ -534,18 +547,16 @@ def conjugate_draws(
 ) -> dict:
     """Exact draws of π, θ and λ: λ from p(λ | D) (or its Gamma prior), then for each draw
     θ | λ, D ~ Dirichlet(n + λ) (Beta for Bernoulli features) with that draw's own λ."""
-    from bayesgen.families.base import class_concentration, dirichlet_draws
-
     shape, rate = fitted_alpha_prior(estimates)
     concentration = class_concentration(estimates, posterior=posterior)
     variables = {
         "class_prob": (("class",), dirichlet_draws(rng, concentration, sample_shape, dtype))
     }
     if posterior:
-        lambdas = posterior_of(estimates, (shape, rate)).sample(rng, sample_shape)
+        lambdas = posterior_of(model_family, estimates, (shape, rate)).sample(rng, sample_shape)
     else:
         lambdas = rng.gamma(shape, 1.0 / rate, size=sample_shape)
-    dims, c0, c1, beta = _concentration_parts(estimates)
+    dims, c0, c1, beta = _concentration_parts(model_family, estimates)
     if not posterior:
         c0 = np.zeros_like(c0)
     inactive = c1 <= 0
@@ -583,13 +594,11 @@ def conjugate_mode(model_family: NaiveBayesFamily, estimates: xr.Dataset) -> dic
     """The MAP point with a hyperprior: λ at the mode of its collapsed posterior p(λ | D), and
     π, θ at their modes given that λ. The joint mode of (λ, θ) has no closed form; this is the
     conditional mode at λ's marginal mode."""
-    from bayesgen.families.base import class_concentration, dirichlet_mode
-
-    lam = posterior_of(estimates, fitted_alpha_prior(estimates)).mode
+    lam = posterior_of(model_family, estimates, fitted_alpha_prior(estimates)).mode
     variables = {
         "class_prob": (("class",), dirichlet_mode(class_concentration(estimates, posterior=True)))
     }
-    dims, c0, c1, beta = _concentration_parts(estimates)
+    dims, c0, c1, beta = _concentration_parts(model_family, estimates)
     mode = dirichlet_mode(c0 + lam * c1)
     variables["feature_prob"] = (dims, mode[..., 0] if beta else mode)
     variables["alpha"] = ((), np.float64(lam))
@@ -622,14 +631,15 @@ def predictive_log_joint(model_family: NaiveBayesFamily, estimates: xr.Dataset, 
     >>> from bayesgen.families import family
     >>> from bayesgen.families.hyperprior import predictive_log_joint, with_alpha_prior
     >>> X = np.array([[3, 0, 1], [4, 1, 0], [0, 3, 2], [1, 4, 3]])
-    >>> est = with_alpha_prior(closed_form.multinomial_nb(X, [0, 0, 1, 1]), (2.0, 1.0))
+    >>> fit = closed_form.multinomial_nb(X, [0, 0, 1, 1])
+    >>> est = with_alpha_prior(family("multinomial_nb"), fit, (2.0, 1.0))
     >>> joint = predictive_log_joint(family(est), est, X[:1])
     >>> (np.exp(joint) / np.exp(joint).sum()).round(3).tolist()  # p(y | x, D)
     [[0.946, 0.054]]
     """
     from scipy.special import logsumexp
 
-    posterior = posterior_of(estimates, fitted_alpha_prior(estimates))
+    posterior = posterior_of(model_family, estimates, fitted_alpha_prior(estimates))
     lambdas, weights = posterior.nodes()
     joints = [
         model_family.integrated_log_joint(estimates.assign_attrs(alpha=float(lam)), X)
@@ -682,16 +692,15 @@ def loo_log_joint(
     >>> from bayesgen.families.hyperprior import loo_log_joint, with_alpha_prior
     >>> X = np.array([[3, 0, 1], [4, 1, 0], [0, 3, 2], [1, 4, 3]])
     >>> y = np.array([0, 0, 1, 1])
-    >>> est = with_alpha_prior(closed_form.multinomial_nb(X, y), (2.0, 1.0))
+    >>> fit = closed_form.multinomial_nb(X, y)
+    >>> est = with_alpha_prior(family("multinomial_nb"), fit, (2.0, 1.0))
     >>> joint = loo_log_joint(family(est), est, X, y)
     >>> (np.exp(joint[0]) / np.exp(joint[0]).sum()).round(3).tolist()
     [0.883, 0.117]
     """
     from scipy.special import logsumexp
 
-    from bayesgen.families.base import loo_class_log_prob
-
-    posterior = posterior_of(estimates, fitted_alpha_prior(estimates))
+    posterior = posterior_of(model_family, estimates, fitted_alpha_prior(estimates))
     lambdas, weights = posterior.nodes()
     rows = np.arange(y_codes.size)
     class_term = loo_class_log_prob(estimates, y_codes)  # does not depend on λ
@@ -713,18 +722,6 @@ def loo_log_joint(
 # -- the PyMC model -------------------------------------------------------------------------------
 
 
-def alpha_variable(estimates: xr.Dataset):
-    """λ as the random variable ``alpha`` ~ Gamma(shape, rate) of the model being built (in
-    its context), started at its posterior mean; None without a hyperprior (λ is data)."""
-    prior = fitted_alpha_prior(estimates)
-    if prior is None:
-        return None
-    import pymc as pm
-
-    shape, rate = prior
-    return pm.Gamma("alpha", alpha=shape, beta=rate, initval=float(estimates.attrs["alpha"]))
-
-
 # -- the comparison (bayesgen.checks.comparison) ---------------------------------------------------
 
 NO_JOINT_MODE = (
@@ -741,11 +738,9 @@ def expected_blocks(
     """The :class:`~bayesgen.families.expected.Expected` blocks of a naive Bayes posterior under
     a hyperprior: π as without one, θ's mean, SD and kurtosis as mixtures over p(λ | D)
     (:func:`feature_mixture`), and λ's own mean and SD by the same quadrature."""
-    from bayesgen.families.expected import Expected, class_expected, reason_array
-
-    moments = feature_mixture(estimates, posterior)
+    moments = feature_mixture(model_family, estimates, posterior)
     keep = np.isfinite(moments["sd"])
-    beta = model_family.name == "bernoulli_nb"
+    *_, beta = _concentration_parts(model_family, estimates)
     kind = "Beta(λ, λ)" if beta else "Dirichlet(λ)"
     shape = keep.shape
     feature = Expected(

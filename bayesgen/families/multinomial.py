@@ -15,12 +15,14 @@ import scipy.sparse as sp
 import xarray as xr
 from scipy.special import gammaln
 
-from bayesgen import closed_form as cf
-from bayesgen.families.base import log
+from bayesgen.families.expected import dirichlet_kurtosis, dirichlet_sd, simplex_mode
 from bayesgen.families.hyperprior import has_alpha_prior
 from bayesgen.families.naive_bayes import FeatureStatistics, NaiveBayesFamily
 from bayesgen.input.data import TrainingData
+from bayesgen.maths.counts import feature_counts
+from bayesgen.maths.dirichlet import add_lambda, log, log_prob_terms
 from bayesgen.maths.joint_statistics import JointStatistic
+from bayesgen.maths.likelihood import linear_in_x, multinomial_log_likelihood
 
 if TYPE_CHECKING:
     import pymc as pm
@@ -50,7 +52,7 @@ class MultinomialFamily(NaiveBayesFamily):
     }
 
     def feature_statistics(self, data: TrainingData, class_count: np.ndarray) -> FeatureStatistics:
-        counts = cf.feature_counts(data.X, data.y, len(data.classes), data.sample_weight)
+        counts = feature_counts(data.X, data.y, len(data.classes), data.sample_weight)
         return FeatureStatistics(dims=("class", "feature"), counts=counts)
 
     def smoothing_terms(self, statistics: xr.Dataset):
@@ -63,9 +65,9 @@ class MultinomialFamily(NaiveBayesFamily):
         alpha, counts = self.feature_alpha(estimates), estimates["feature_count"].values
         total = counts.sum(axis=1, keepdims=True)
         weight = self.prior_weights(estimates)
-        order, log_p = cf.log_prob_terms(counts, total, alpha, counts.shape[1], weight)
-        joint = cf.multinomial_log_likelihood(X, log_class, log_p)
-        order_x = cf.linear_in_x(X, order) + class_order[None, :]
+        order, log_p = log_prob_terms(counts, total, alpha, counts.shape[1], weight)
+        joint = multinomial_log_likelihood(X, log_class, log_p)
+        order_x = linear_in_x(X, order) + class_order[None, :]
         return joint, (order_x if np.any(order_x) else None)
 
     def integrated_log_joint(self, estimates: xr.Dataset, X) -> np.ndarray:
@@ -226,34 +228,12 @@ class MultinomialFamily(NaiveBayesFamily):
         likelihood through the potential ``feature_loglik`` instead, which PyMC cannot
         simulate; the class counts stay observed.
         """
-        import pymc as pm
+        from bayesgen.families.multinomial_pymc import multinomial_nb_pymc_model  # heavy: PyMC
 
-        from bayesgen.families.hyperprior import alpha_variable
-        from bayesgen.generative import (
-            class_prob_prior,
-            gamma_poisson_rates,
-            model_coords,
-            positive_priors,
-        )
-
-        alpha, class_alpha = positive_priors(estimates)
-        with pm.Model(coords=model_coords(estimates)) as model:
-            class_prob_prior(estimates, class_alpha)
-            rate = gamma_poisson_rates(
-                "feature",
-                estimates["feature_count"].values,
-                alpha,
-                dims=("class", "feature"),
-                random_alpha=alpha_variable(estimates),
-                weight=estimates["prior_weight"].values if "prior_weight" in estimates else None,
-            )
-            pm.Deterministic(
-                "feature_prob", rate / rate.sum(axis=-1, keepdims=True), dims=("class", "feature")
-            )
-        return model
+        return multinomial_nb_pymc_model(estimates)
 
     def draw_log_joint(self, estimates: xr.Dataset, X, draws: xr.Dataset) -> np.ndarray:
-        return cf.multinomial_log_likelihood(
+        return multinomial_log_likelihood(
             X, log(draws["class_prob"].values), log(draws["feature_prob"].values)
         )
 
@@ -303,15 +283,13 @@ class MultinomialFamily(NaiveBayesFamily):
 
     def feature_moments(self, estimates: xr.Dataset, alpha: float) -> dict:
         """θ_k | data ~ Dirichlet(N_kw + λ w_w) over the vocabulary (w = 1: add-λ)."""
-        from bayesgen.families.expected import dirichlet_kurtosis, dirichlet_sd, simplex_mode
-
         counts = estimates["feature_count"].values.astype(np.float64)
         weight = self.prior_weights(estimates)
         prior = self.prior_pseudocounts(estimates, alpha)
         mode, status = simplex_mode(counts, prior)
         return {
             "keep": np.ones(counts.shape, dtype=bool),
-            "closed_form": cf.add_lambda(
+            "closed_form": add_lambda(
                 counts,
                 counts.sum(axis=1, keepdims=True),
                 self.feature_alpha(estimates, alpha),

@@ -30,8 +30,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import xarray as xr
 
-from bayesgen import closed_form as cf
-from bayesgen.families import hyperprior
+import bayesgen.families.hyperprior as hyperprior
+import bayesgen.maths.joint_statistics as joint
 from bayesgen.families.base import (
     Family,
     TopParameters,
@@ -40,14 +40,17 @@ from bayesgen.families.base import (
     class_log_evidence,
     class_marginal,
     class_statistic,
-    dirichlet_draws,
     dirichlet_marginal,
     dirichlet_mode,
     loo_class_log_prob,
 )
+from bayesgen.families.expected import class_expected, simplex_block
 from bayesgen.families.hyperprior import has_alpha_prior
+from bayesgen.input.alpha import check_class_smoothing, check_smoothing
 from bayesgen.input.data import TrainingData
-from bayesgen.maths import joint_statistics as joint
+from bayesgen.input.statistics import check_mergeable, total_weight, training_data
+from bayesgen.maths.counts import class_counts
+from bayesgen.maths.dirichlet import add_lambda, dirichlet_draws, log_prob_terms, per_class
 from bayesgen.maths.evidence import DirichletEvidence
 
 #: The prior means of ``feature_prob`` on offer: add-λ's uniform one, or the pooled frequencies.
@@ -147,8 +150,8 @@ class NaiveBayesFamily(Family):
             names were given.
         """
         if np.ndim(alpha) == 0 and not isinstance(alpha, Mapping):  # per class: checked below
-            alpha = cf.check_smoothing(alpha, "alpha")
-        class_alpha = cf.check_smoothing(class_alpha, "class_alpha")
+            alpha = check_smoothing(alpha, "alpha")
+        class_alpha = check_smoothing(class_alpha, "class_alpha")
         check_prior_mean(prior_mean)
         statistics = self.sufficient_statistics(
             X, y, feature_names=feature_names, sample_weight=sample_weight, **model_options
@@ -179,8 +182,6 @@ class NaiveBayesFamily(Family):
             The variables of :attr:`statistics` and attrs ``model``, ``n_samples`` (the total
             weight), ``feature_names_given`` (and ``binarize``).
         """
-        from bayesgen.input.statistics import total_weight, training_data
-
         # Only binary features have a threshold; elsewhere binarize stays in model_options,
         # and the hook refuses it as an unexpected keyword.
         binarize = model_options.pop("binarize", None) if self.feature_kind == "binary" else None
@@ -193,7 +194,7 @@ class NaiveBayesFamily(Family):
             sample_weight=sample_weight,
             classes=classes,
         )
-        class_count = cf.class_counts(data.y, len(data.classes), data.sample_weight)
+        class_count = class_counts(data.y, len(data.classes), data.sample_weight)
         features = self.feature_statistics(data, class_count, **model_options)
         variables = {"class_count": (("class",), class_count)}
         variables.update(features.variables)
@@ -232,13 +233,13 @@ class NaiveBayesFamily(Family):
         """
         class_count = statistics["class_count"].values
         n_classes, n_samples = class_count.size, class_count.sum()
-        alpha = cf.check_class_smoothing(alpha, statistics["class"].values, "alpha")
-        class_alpha = cf.check_smoothing(class_alpha, "class_alpha")
+        alpha = check_class_smoothing(alpha, statistics["class"].values, "alpha")
+        class_alpha = check_smoothing(class_alpha, "class_alpha")
         variables = {
             "class_count": (("class",), class_count),
             "class_prob": (
                 ("class",),
-                cf.add_lambda(class_count, n_samples, class_alpha, n_classes),
+                add_lambda(class_count, n_samples, class_alpha, n_classes),
             ),
             "class_prob_mle": (("class",), class_count / n_samples),
         }
@@ -248,10 +249,8 @@ class NaiveBayesFamily(Family):
         counts = statistics["feature_count"]
         totals, n_outcomes, mask = self.smoothing_terms(statistics)
         weight = self.prior_weight_of(statistics, prior_mean)
-        prob = cf.add_lambda(
-            counts.values, totals, cf.per_class(alpha, counts.ndim), n_outcomes, weight
-        )
-        prob_mle = cf.add_lambda(counts.values, totals, 0.0, n_outcomes)
+        prob = add_lambda(counts.values, totals, per_class(alpha, counts.ndim), n_outcomes, weight)
+        prob_mle = add_lambda(counts.values, totals, 0.0, n_outcomes)
         if mask is not None:
             prob = np.where(mask, prob, 0.0)
             prob_mle = np.where(mask, prob_mle, 0.0)
@@ -275,8 +274,6 @@ class NaiveBayesFamily(Family):
         a subclass whose statistics have more structure (the categorical model's categories)
         aligns them first (:meth:`aligned_statistics`).
         """
-        from bayesgen.input.statistics import check_mergeable, total_weight
-
         check_mergeable(first, second)
         first, second = self.aligned_statistics(first, second)
         merged = first[list(self.statistics)].copy()
@@ -373,7 +370,7 @@ class NaiveBayesFamily(Family):
         shaped (n_classes, 1, ...) (:func:`bayesgen.closed_form.per_class`); at ``alpha``
         (default: the fitted λ)."""
         alpha = estimates.attrs["alpha"] if alpha is None else alpha
-        return cf.per_class(alpha, estimates["feature_count"].ndim)
+        return per_class(alpha, estimates["feature_count"].ndim)
 
     def prior_pseudocounts(self, estimates: xr.Dataset, alpha=None):
         """λ w: the prior concentration of each cell of ``feature_count`` (see
@@ -404,7 +401,7 @@ class NaiveBayesFamily(Family):
 
     def class_log_terms(self, estimates: xr.Dataset) -> tuple[np.ndarray, np.ndarray]:
         """(order, finite part) of log π_k (see :func:`bayesgen.closed_form.log_prob_terms`)."""
-        return cf.log_prob_terms(
+        return log_prob_terms(
             estimates["class_count"].values,
             estimates.attrs["n_samples"],
             estimates.attrs["class_alpha"],
@@ -510,8 +507,6 @@ class NaiveBayesFamily(Family):
         """π under Dirichlet(a) and ``feature_prob`` under Dirichlet(λ) (Beta(λ, λ)); with
         ``alpha`` a :class:`~bayesgen.families.hyperprior.AlphaPosterior` (a Gamma hyperprior on λ),
         θ's moments mixed over p(λ | D) and a block for λ itself."""
-        from bayesgen.families.expected import class_expected
-
         if isinstance(alpha, hyperprior.AlphaPosterior):  # λ ~ Gamma: mixtures over p(λ | D)
             return hyperprior.expected_blocks(self, estimates, alpha, class_alpha)
         return [class_expected(estimates, class_alpha), self.feature_expected(estimates, alpha)]
@@ -519,8 +514,6 @@ class NaiveBayesFamily(Family):
     def feature_expected(self, estimates: xr.Dataset, alpha: float):
         """The :class:`~bayesgen.families.expected.Expected` of ``feature_prob`` under λ =
         ``alpha``, from the subclass's :meth:`feature_moments`."""
-        from bayesgen.families.expected import simplex_block
-
         return simplex_block(
             "feature_prob",
             alpha=alpha,
@@ -690,7 +683,7 @@ class NaiveBayesFamily(Family):
         attrs = estimates.attrs
         if has_alpha_prior(estimates):  # not at λ = E[λ | D]: ∫ p(X | y, λ) Gamma(λ) dλ
             labels = class_log_evidence(estimates, attrs["class_alpha"])
-            return float(labels + hyperprior.feature_log_evidence(estimates))
+            return float(labels + hyperprior.feature_log_evidence(self, estimates))
         # per_class: one λ per class enters class by class (a number broadcasts over them)
         features = self.feature_log_evidence(estimates, attrs["alpha"], per_class=True)
         return float(class_log_evidence(estimates, attrs["class_alpha"]) + features.sum())

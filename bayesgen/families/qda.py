@@ -27,19 +27,21 @@ import numpy as np
 import xarray as xr
 from scipy import stats as scipy_stats
 
-from bayesgen.closed_form import (
+import bayesgen.families.base as base
+from bayesgen.families.gaussian_shared import gaussian_log_evidence, gaussian_loo_log_joint
+from bayesgen.families.qda_checks import qda_expected
+from bayesgen.input.alpha import check_smoothing
+from bayesgen.input.statistics import gaussian_statistics, merge_gaussian_statistics
+from bayesgen.maths.counts import class_means
+from bayesgen.maths.covariance_memory import check_covariance_memory
+from bayesgen.maths.dirichlet import add_lambda, dirichlet_draws
+from bayesgen.maths.gaussian import (
     NormalInverseWishart,
-    add_lambda,
-    check_smoothing,
-    class_means,
     gaussian_log_joint,
     gaussian_rows,
     niw_posterior,
+    overall_moments,
 )
-from bayesgen.families import base
-from bayesgen.maths.covariance_memory import check_covariance_memory
-from bayesgen.maths.evidence import gaussian_log_evidence, gaussian_loo_log_joint
-from bayesgen.maths.gaussian import overall_moments
 from bayesgen.maths.standardise import standardised_problem
 
 if TYPE_CHECKING:
@@ -191,8 +193,6 @@ class QuadraticFamily(base.Family):
         they cannot fit
         (:func:`~bayesgen.maths.covariance_memory.check_covariance_memory`).
         """
-        from bayesgen.input.statistics import gaussian_statistics
-
         # Before any work: at thousands of columns the covariance draws need hundreds of GiB.
         check_covariance_memory(
             X,
@@ -215,8 +215,6 @@ class QuadraticFamily(base.Family):
     def merge_statistics(self, first: xr.Dataset, second: xr.Dataset) -> xr.Dataset:
         """The statistics of the union of two sets of rows: counts add, each class's mean and
         scatter by Chan's parallel update (:func:`bayesgen.maths.gaussian.merge_class_moments`)."""
-        from bayesgen.input.statistics import merge_gaussian_statistics
-
         return merge_gaussian_statistics(self, first, second)
 
     def from_statistics(
@@ -322,7 +320,7 @@ class QuadraticFamily(base.Family):
         a seeded fit gives the same draws in every release.
         """
         concentration = base.class_concentration(estimates, posterior=posterior)
-        class_prob = base.dirichlet_draws(rng, concentration, sample_shape, dtype)
+        class_prob = dirichlet_draws(rng, concentration, sample_shape, dtype)
         params = _niw_parameters(estimates, posterior=posterior)
         n_classes, n_features = estimates.sizes["class"], estimates.sizes["feature"]
         n_samples = int(np.prod(sample_shape))
@@ -416,7 +414,7 @@ class QuadraticFamily(base.Family):
             From :meth:`fit` with a normal-inverse-Wishart prior (its resolved hyperparameters
             ``prior_mean``, ``prior_scale``, ``prior_kappa``, ``prior_dof``).
         """
-        from bayesgen.families.qda_pymc import qda_pymc_model
+        from bayesgen.families.qda_pymc import qda_pymc_model  # heavy: PyMC
 
         return qda_pymc_model(estimates)
 
@@ -440,10 +438,11 @@ class QuadraticFamily(base.Family):
         """π, μ_k and Σ_k under each class's normal-inverse-Wishart posterior (see
         :mod:`bayesgen.families.qda_checks`). Σ_k's mode is compared only for a closed-form
         MAP: find_MAP's is that of the Bartlett variables."""
-        from bayesgen.families.qda_checks import qda_expected
-
         return qda_expected(
-            estimates, class_alpha=class_alpha, exact_map=map_method == "closed_form"
+            estimates,
+            class_alpha=class_alpha,
+            exact_map=map_method == "closed_form",
+            posterior_parameters=niw_posterior_parameters,
         )
 
     # -- prediction from draws ------------------------------------------------------------

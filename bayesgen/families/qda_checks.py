@@ -20,6 +20,8 @@ for it; it imports nothing from PyMC.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 import xarray as xr
 
@@ -35,12 +37,17 @@ NO_COV_SD = "SD not compared: its Monte Carlo error needs a finite fourth moment
 NO_MU_SD = "SD not compared: its Monte Carlo error needs a finite fourth moment, ν_k > D + 3"
 
 
-def qda_expected(stats: xr.Dataset, *, class_alpha: float, exact_map: bool) -> list[Expected]:
+def qda_expected(
+    stats: xr.Dataset,
+    *,
+    class_alpha: float,
+    exact_map: bool,
+    posterior_parameters: Callable[[xr.Dataset], dict],
+) -> list[Expected]:
     """The :class:`~bayesgen.families.expected.Expected` blocks of a QDA fit: π, μ and Σ, in the
     posterior's order. ``exact_map`` (a closed-form MAP, not find_MAP's) makes the Σ_k
-    modes comparable."""
-    from bayesgen.families.qda import niw_posterior_parameters
-
+    modes comparable; ``posterior_parameters(stats)`` gives every class's normal-inverse-Wishart
+    posterior (:func:`bayesgen.families.qda.niw_posterior_parameters`)."""
     mu_shape, cov_shape = stats["mu"].shape, stats["cov"].shape
     _, n_features = mu_shape
     nan = lambda shape: np.full(shape, np.nan)  # noqa: E731
@@ -58,7 +65,7 @@ def qda_expected(stats: xr.Dataset, *, class_alpha: float, exact_map: bool) -> l
         }
         prior = "none"
     else:
-        params = niw_posterior_parameters(stats)
+        params = posterior_parameters(stats)
         dof, kappa, scale = params["dof"], params["kappa"], params["scale"]
         excess = dof - n_features  # (class,)
         diagonal = np.diagonal(scale, axis1=-2, axis2=-1)  # (class, feature)

@@ -21,12 +21,16 @@ from bayesgen.families.gda_pymc import (
     static_data,
     wishart_by_precision,
 )
+from bayesgen.families.shared_pymc import (
+    class_prob_prior,
+    model_coords,
+    positive_priors,
+    wishart_is_regular,
+)
 
 
 def qda_pymc_model(estimates: xr.Dataset) -> pm.Model:
     """The model :meth:`~bayesgen.families.qda.QuadraticFamily.pymc_model` documents."""
-    from bayesgen.generative import class_prob_prior, model_coords, positive_priors
-
     if "prior_mean" not in estimates:
         raise ValueError(
             "stats: the QDA model needs the prior hyperparameters; compute stats with "
@@ -52,8 +56,6 @@ def qda_pymc_model(estimates: xr.Dataset) -> pm.Model:
 def _pymc_class_scatters(estimates, class_count, prec_chol, half_log_det) -> None:
     """S_k ~ Wishart(N_k − 1, Σ_k) observed as ``scatter_k`` for every class where it has a
     density; the kernel of the others (N_k ≥ 2) in the potential ``scatter_loglik``."""
-    from bayesgen.generative import wishart_is_regular
-
     count = estimates["class_count"].values
     scatter = estimates["scatter"].values
     square = ("feature", "feature2")

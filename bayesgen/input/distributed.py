@@ -37,7 +37,9 @@ import pandas as pd
 import scipy.sparse as sp
 import xarray as xr
 
+from bayesgen.input.alpha import check_smoothing
 from bayesgen.input.labels import check_labels
+from bayesgen.input.statistics import check_classes
 
 #: Chunks' statistics merged per task of the tree reduction (dask's ``split_every`` default).
 SPLIT_EVERY = 8
@@ -140,8 +142,6 @@ def sufficient_statistics(
     import dask
 
     if classes is not None:
-        from bayesgen.input.statistics import check_classes
-
         classes = check_classes(classes)
     x_blocks, bounds = _row_blocks(X)
     y_blocks = _split_like("y", y, bounds, len(x_blocks))
@@ -196,8 +196,6 @@ def fit(family, X, y, **options) -> xr.Dataset:
     >>> est["feature_prob"].sel({"class": 1}).values.tolist()
     [0.2, 0.2, 0.6]
     """
-    from bayesgen.closed_form import check_smoothing
-
     prior = {name: options.pop(name) for name in _PRIOR_OPTIONS if name in options}
     for name in ("alpha", "class_alpha"):  # before any chunk is read
         # one λ per class (an array) is checked against the classes, once they are counted

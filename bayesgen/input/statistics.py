@@ -30,6 +30,7 @@ import xarray as xr
 
 from bayesgen.input.data import FeatureKind, TrainingData, check_feature_names, check_features
 from bayesgen.input.labels import check_labels
+from bayesgen.maths.counts import class_counts
 from bayesgen.maths.gaussian import merge_class_moments
 
 #: The largest sum of the sample weights: float64 holds whole counts exactly up to 2**53, and
@@ -266,8 +267,6 @@ def gaussian_statistics(
     scatter of GDA or the per-class (K, D, D) scatters of QDA. ``classes`` (``partial_fit``)
     fixes the class coordinate, a class without rows having N_k = 0, x̄_k = 0 (and S_k = 0).
     """
-    from bayesgen.closed_form import class_counts
-
     data = training_data(
         X,
         y,

@@ -21,6 +21,8 @@ import hashlib
 import numpy as np
 import scipy.sparse as sp
 
+from bayesgen.maths.dirichlet import dirichlet_draws
+
 
 def _stream(seed: int, *key: int) -> np.random.Generator:
     """A generator keyed by (seed, key): the same numbers whatever else is drawn."""
@@ -90,8 +92,7 @@ def aggregated_multinomial_log_joint(
                 f"({np.count_nonzero(bad)} of {values.size} values are not)."
             )
 
-    from bayesgen.families.base import dirichlet_draws
-    from bayesgen.maths import gamma_kernels
+    from bayesgen.maths import gamma_kernels  # heavy: numba compiles its kernels on import
 
     if not 0 < n_draws <= gamma_kernels.MAX_DRAWS:
         raise ValueError(

@@ -1,0 +1,70 @@
+"""Bernoulli naive Bayes as a PyMC model on its sufficient statistics (see
+:meth:`bayesgen.families.bernoulli.BernoulliFamily.pymc_model`).
+"""
+
+from __future__ import annotations
+
+import pymc as pm
+import pytensor.tensor as pt
+import xarray as xr
+
+from bayesgen.families.shared_pymc import (
+    alpha_data,
+    alpha_variable,
+    class_prob_prior,
+    model_coords,
+    observed_counts,
+    positive_priors,
+    whole_counts,
+)
+from bayesgen.maths.dirichlet import per_class
+
+
+def _binomial_kernel(value, n, p):
+    """log Binomial(value | n, p) less its parameter-free log C(n, value)."""
+    return value * pt.log(p) + (n - value) * pt.log1p(-p)
+
+
+def _binomial(n, p, size):
+    return pm.Binomial.dist(n=n, p=p, size=size)
+
+
+def bernoulli_nb_pymc_model(estimates: xr.Dataset) -> pm.Model:
+    """Multivariate Bernoulli (set-of-words) naive Bayes.
+
+    π ~ Dirichlet(a), φ_jk ~ Beta(λ, λ); observed: the class counts ``class_count`` ~
+    Multinomial(N, π) and ``feature_count`` N_jk ~ Binomial(N_k, φ_jk), the number of the
+    N_k class-k samples that have feature j.
+    """
+    alpha, class_alpha = positive_priors(estimates)
+    counts = whole_counts(estimates["feature_count"].values)
+    if counts is None:
+        raise ValueError(
+            "stats: feature_count of the Bernoulli model must hold whole numbers ≥ 0 (the "
+            "samples of each class that have each feature)."
+        )
+    dims = ("class", "feature")
+    with pm.Model(coords=model_coords(estimates)) as model:
+        class_count, _ = class_prob_prior(estimates, class_alpha)
+        present = pm.Data("feature_count_data", counts, dims=dims)
+        random_alpha = alpha_variable(estimates)  # λ ~ Gamma with a hyperprior
+        if random_alpha is None:  # one λ, or one per class: a column over the features
+            alpha = alpha_data(per_class(alpha, counts.ndim))
+        else:
+            alpha = random_alpha
+        if "prior_weight" in estimates:  # Beta(λ w, λ (2 − w)) of a shared mean w / 2
+            weight = pm.Data("feature_prior_weight", estimates["prior_weight"].values)
+            a, b = alpha * weight, alpha * (2.0 - weight)
+        else:
+            a = b = alpha
+        prob = pm.Beta("feature_prob", alpha=a, beta=b, dims=dims)
+        observed_counts(
+            "feature_count",
+            _binomial,
+            _binomial_kernel,
+            class_count[:, None],
+            prob,
+            observed=present,
+            dims=dims,
+        )
+    return model

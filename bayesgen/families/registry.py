@@ -1,0 +1,54 @@
+"""The registry: every model family by its name.
+
+Adding a model means adding its module (a :class:`~bayesgen.families.base.Family` subclass and
+its ``FAMILY`` instance) and one line below. Only the public front ends that take a model's name
+or a closed-form Dataset (:mod:`bayesgen.closed_form`, :mod:`bayesgen.generative`), the
+estimators and model files look a model up here; every other layer is handed the model.
+"""
+
+from __future__ import annotations
+
+import xarray as xr
+
+import bayesgen.families.bernoulli as bernoulli
+import bayesgen.families.categorical as categorical
+import bayesgen.families.gda as gda
+import bayesgen.families.multinomial as multinomial
+import bayesgen.families.qda as qda
+from bayesgen.families.base import Family
+
+FAMILIES: dict[str, Family] = {
+    family.name: family
+    for family in (multinomial.FAMILY, bernoulli.FAMILY, categorical.FAMILY, gda.FAMILY, qda.FAMILY)
+}
+
+
+def family(model: str | xr.Dataset) -> Family:
+    """The family of a model name (``"multinomial_nb"``, …) or of a closed-form Dataset.
+
+    Raises
+    ------
+    ValueError
+        For a name no family has.
+
+    Examples
+    --------
+    >>> from bayesgen import closed_form
+    >>> from bayesgen.families import family
+    >>> family("multinomial_nb").estimator
+    'MultinomialNB'
+    >>> family(closed_form.bernoulli_nb([[1, 0], [0, 1]], [0, 1])).name
+    'bernoulli_nb'
+    >>> family("naive")
+    Traceback (most recent call last):
+        ...
+    ValueError: model: expected one of [...]; got 'naive'.
+    """
+    name = model.attrs.get("model") if isinstance(model, xr.Dataset) else model
+    try:
+        return FAMILIES[name]
+    except KeyError:
+        raise ValueError(f"model: expected one of {sorted(FAMILIES)}; got {name!r}.") from None
+
+
+__all__ = ["FAMILIES", "Family", "family"]
