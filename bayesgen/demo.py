@@ -23,9 +23,27 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from sklearn.datasets import load_digits, load_wine
+from sklearn.feature_extraction.text import CountVectorizer
+from sklearn.model_selection import train_test_split
 
 from bayesgen import closed_form as cf
+
+# compare and report are called through their modules (checks.compare, reporting.report), so
+# that a caller who replaces either (the tests do) is heard here too.
+from bayesgen.checks import comparison as checks
+from bayesgen.estimators.models import (
+    BernoulliNB,
+    CategoricalNB,
+    GaussianDiscriminantAnalysis,
+    MultinomialNB,
+    QuadraticDiscriminantAnalysis,
+)
 from bayesgen.inference.progress import Progress
+from bayesgen.input.data import vectorize_text
+from bayesgen.input.datasets import load_sms_spam, load_toy_spam
+from bayesgen.io.model_files import check_output_path, write_csv
+from bayesgen.plotting import report as reporting
 
 # Seed 000 of the lecture notes: four e-mails over the words a, b, c; y = 1 is spam.
 SEED_EMAILS = [["a", "b"], ["b", "a"], ["a", "c", "b"], ["c", "c", "c"]]
@@ -75,10 +93,6 @@ def run(args: argparse.Namespace) -> int:
 
 def print_closed_forms(*, alpha: float = 1.0) -> None:
     """Print MLE and add-λ for the lecture example and the digits data."""
-    from sklearn.datasets import load_digits
-
-    from bayesgen.input.data import vectorize_text
-
     print("== Seed 000: four e-mails over the vocabulary a, b, c (multinomial event model) ==")
     X, vectorizer = vectorize_text(SEED_EMAILS)
     words = vectorizer.get_feature_names_out()
@@ -189,10 +203,6 @@ def default_workers() -> int:
 
 def demo_jobs(args: argparse.Namespace) -> list[Job]:
     """The demo's fits: digits (three event models), wine (GDA and QDA) and a text corpus."""
-    from sklearn.datasets import load_digits, load_wine
-
-    import bayesgen
-
     common = {
         "inference": args.inference,
         "draws": args.draws,
@@ -219,31 +229,29 @@ def demo_jobs(args: argparse.Namespace) -> list[Job]:
     w = (wX_train, wy_train, wX_test, wy_test)
     texts, labels = _text_corpus(args)
     t_train, t_test, l_train, l_test = _split(np.asarray(texts, dtype=object), np.asarray(labels))
-    from sklearn.feature_extraction.text import CountVectorizer
-
     counts = CountVectorizer().fit(t_train)
     words = counts.get_feature_names_out().tolist()
     corpus = "sms-spam" if args.dataset == "sms-spam" else "toy-spam"
     return [
-        Job("digits-multinomial", bayesgen.MultinomialNB(alpha=args.alpha, **common), *d),
+        Job("digits-multinomial", MultinomialNB(alpha=args.alpha, **common), *d),
         Job(
             "digits-bernoulli",
-            bayesgen.BernoulliNB(alpha=args.alpha, binarize=7.5, **common),
+            BernoulliNB(alpha=args.alpha, binarize=7.5, **common),
             *d,
         ),
         Job(
             "digits-categorical",
-            bayesgen.CategoricalNB(alpha=args.alpha, n_categories=4, **common),
+            CategoricalNB(alpha=args.alpha, n_categories=4, **common),
             dX_train // 5,
             dy_train,
             dX_test // 5,
             dy_test,
         ),
-        Job("wine-gda", bayesgen.GaussianDiscriminantAnalysis(**common), *w),
-        Job("wine-qda", bayesgen.QuadraticDiscriminantAnalysis(**common), *w),
+        Job("wine-gda", GaussianDiscriminantAnalysis(**common), *w),
+        Job("wine-qda", QuadraticDiscriminantAnalysis(**common), *w),
         Job(
             f"{corpus}-multinomial",
-            bayesgen.MultinomialNB(alpha=args.alpha, **common),
+            MultinomialNB(alpha=args.alpha, **common),
             counts.transform(t_train),
             l_train,
             counts.transform(t_test),
@@ -252,7 +260,7 @@ def demo_jobs(args: argparse.Namespace) -> list[Job]:
         ),
         Job(
             f"{corpus}-bernoulli",
-            bayesgen.BernoulliNB(alpha=args.alpha, **common),
+            BernoulliNB(alpha=args.alpha, **common),
             (counts.transform(t_train) > 0).astype(float),
             l_train,
             (counts.transform(t_test) > 0).astype(float),
@@ -268,8 +276,6 @@ def fit_compare_report(job: Job, args: argparse.Namespace) -> dict:
     A progress line (``args.progress``, else one made from ``args.quiet``) comes before each
     step, and before a fit that compiles a PyMC graph a line says so.
     """
-    from bayesgen.checks.comparison import compare
-
     progress = _progress(args)
     estimator = job.estimator
     print(f"\n== {job.name}: {type(estimator).__name__} ==")
@@ -293,7 +299,7 @@ def fit_compare_report(job: Job, args: argparse.Namespace) -> dict:
     progress(f"{job.name}: comparing the posterior with the closed forms")
     # The default threshold is family-wise (1% over all checks of the model), so a correct
     # posterior with hundreds of parameters is not flagged for one |z| > 4 met by chance.
-    comparison = compare(estimator)
+    comparison = checks.compare(estimator)
     print(comparison)
     progress(f"{job.name}: held-out accuracy")
     with _predictions_shared(estimator, job.X_test):
@@ -320,11 +326,9 @@ def _report(job: Job, args, estimator, comparison, model_path: Path, seconds, ac
         "saved": str(model_path),
     }
     if not args.no_reports:
-        from bayesgen.plotting.report import report
-
         out_dir = Path(args.reports_dir) / job.name
         progress(f"{job.name}: writing the report in {out_dir}")
-        index = report(
+        index = reporting.report(
             estimator,
             out_dir,
             X_test=job.X_test,
@@ -375,12 +379,8 @@ def export_data(args: argparse.Namespace, *, progress: Progress | None = None) -
     ``digits.csv`` (64 pixel columns and ``digit``) and ``wine.csv`` (13 measurements and
     ``cultivar``) are scikit-learn's. The commands that use them are printed.
     """
-    from sklearn.datasets import load_digits, load_wine
-
-    from bayesgen.io import model_files as bayesgen_io
-
     progress = progress if progress is not None else Progress(quiet=True)
-    folder = bayesgen_io.check_output_path(args.export, argument="--export", folder=True)
+    folder = check_output_path(args.export, argument="--export", folder=True)
     texts, labels = _text_corpus(args)
     t_train, t_test, l_train, l_test = _split(np.asarray(texts, dtype=object), np.asarray(labels))
     digits = load_digits(as_frame=True)
@@ -396,7 +396,7 @@ def export_data(args: argparse.Namespace, *, progress: Progress | None = None) -
     written = []
     for name, table in tables.items():
         progress(f"writing {folder / name}")
-        written.append(bayesgen_io.write_csv(table, folder / name, index=False))
+        written.append(write_csv(table, folder / name, index=False))
         print(f"wrote {folder / name} ({len(table)} rows, {table.shape[1]} columns)")
     models = Path("models")
     print(
@@ -412,14 +412,10 @@ def export_data(args: argparse.Namespace, *, progress: Progress | None = None) -
 
 
 def _text_corpus(args: argparse.Namespace) -> tuple[list[str], list[str]]:
-    from bayesgen.input.datasets import load_sms_spam, load_toy_spam
-
     if args.dataset == "sms-spam":
         return load_sms_spam(args.data_path, download=args.download)
     return load_toy_spam()
 
 
 def _split(X, y):
-    from sklearn.model_selection import train_test_split
-
     return train_test_split(X, y, test_size=0.25, random_state=0, stratify=y)
