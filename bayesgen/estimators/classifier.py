@@ -22,10 +22,14 @@ from sklearn.exceptions import DataConversionWarning, NotFittedError
 from bayesgen import closed_form as cf
 from bayesgen.estimators.workflow import GenerativeWorkflow
 from bayesgen.families import Family
+from bayesgen.inference import sampling as inference
+from bayesgen.inference.conjugate import ConjugatePosterior, Lazy
 from bayesgen.inference.observed import draw_chunks
 from bayesgen.inference.progress import show_progress
-from bayesgen.input.params import INFERENCE_RULES
-from bayesgen.maths.diagnostics import convergence_problems
+from bayesgen.input import distributed, statistics
+from bayesgen.input.params import INFERENCE_RULES, check_probability
+from bayesgen.io import model_files as io
+from bayesgen.maths.diagnostics import ESS_MIN, convergence_problems
 
 #: Fewer NUTS tuning steps than this leave the mass matrix adapted at most once (PyMC adapts
 #: it in windows of about 100 steps), so fit warns; ``draws * chains`` is held against
@@ -162,8 +166,6 @@ class GenerativeClassifier(GenerativeWorkflow, ClassifierMixin, BaseEstimator):
         simulation and leave-one-out raise an error naming partial_fit. ``closed_form_.attrs
         ["partial_fit_calls"]`` counts the chunks.
         """
-        from bayesgen.input import statistics
-
         self._validate_params()
         _warn_column_vector(y)
         first = not hasattr(self, "closed_form_")
@@ -211,8 +213,6 @@ class GenerativeClassifier(GenerativeWorkflow, ClassifierMixin, BaseEstimator):
     ) -> xr.Dataset:
         """The family's sufficient statistics of X, y (``_data_options`` go with them);
         chunk by chunk on Dask for Dask input (:mod:`bayesgen.input.distributed`)."""
-        from bayesgen.input import distributed
-
         if distributed.has_dask_input(X, y, sample_weight):
             return distributed.sufficient_statistics(
                 self._family,
@@ -274,8 +274,6 @@ class GenerativeClassifier(GenerativeWorkflow, ClassifierMixin, BaseEstimator):
         posterior : bayesgen.inference.conjugate.ConjugatePosterior, optional
             The exact conjugate posterior (``posterior_``) of a conjugate fit.
         """
-        from bayesgen.inference.conjugate import ConjugatePosterior, Lazy
-
         if posterior is not None and not isinstance(posterior, ConjugatePosterior):
             raise TypeError(
                 f"posterior: expected a ConjugatePosterior or None; got {type(posterior).__name__}."
@@ -325,8 +323,6 @@ class GenerativeClassifier(GenerativeWorkflow, ClassifierMixin, BaseEstimator):
     def _held(self, name: str):
         """What the fit stored for the attribute ``name`` (``idata_`` or ``map_``) under
         ``_idata`` / ``_map``, a :class:`~bayesgen.inference.conjugate.Lazy` one made now."""
-        from bayesgen.inference.conjugate import Lazy
-
         key = "_" + name.removesuffix("_")
         # ``name`` itself in the instance's dict: an estimator pickled before it was a property.
         if key not in self.__dict__ and name not in self.__dict__:
@@ -336,9 +332,6 @@ class GenerativeClassifier(GenerativeWorkflow, ClassifierMixin, BaseEstimator):
 
     def _set_conjugate(self, stats: xr.Dataset, observed: xr.Dataset | None):
         """Hold the exact conjugate posterior of ``stats``; ``idata_`` is drawn on first use."""
-        from bayesgen.inference import sampling as inference
-        from bayesgen.inference.conjugate import ConjugatePosterior, Lazy
-
         posterior = ConjugatePosterior(
             stats,
             random_seed=self.random_seed,
@@ -384,8 +377,6 @@ class GenerativeClassifier(GenerativeWorkflow, ClassifierMixin, BaseEstimator):
             self._warn_short_nuts()
 
     def _warn_short_nuts(self) -> None:
-        from bayesgen.checks.comparison import ESS_MIN
-
         problems = []
         if self.draws * self.chains < ESS_MIN:
             problems.append(
@@ -406,8 +397,6 @@ class GenerativeClassifier(GenerativeWorkflow, ClassifierMixin, BaseEstimator):
             )
 
     def _infer(self, stats: xr.Dataset) -> xr.DataTree:
-        from bayesgen.inference import sampling as inference
-
         common = {
             "draws": self.draws,
             "chains": self.chains,
@@ -470,8 +459,6 @@ class GenerativeClassifier(GenerativeWorkflow, ClassifierMixin, BaseEstimator):
         optimiser tolerance. ``find_MAP`` runs where no closed-form mode exists: a hyperprior
         on λ (the joint mode of λ, π and θ) or GDA's LKJ covariance prior.
         """
-        from bayesgen.inference import sampling as inference
-
         if self._map_by_optimiser():
             return self._optimise_map(stats)
         return inference.conjugate_map(stats)  # a closed form: nothing to compile
@@ -493,8 +480,6 @@ class GenerativeClassifier(GenerativeWorkflow, ClassifierMixin, BaseEstimator):
         return False
 
     def _optimise_map(self, stats: xr.Dataset) -> xr.Dataset:
-        from bayesgen.inference import sampling as inference
-
         # The family may optimise in better-scaled coordinates (GDA standardises its features).
         problem, restore = self._family.map_problem(stats)
         variables = list(self._family.parameter_dims(stats))
@@ -628,8 +613,6 @@ class GenerativeClassifier(GenerativeWorkflow, ClassifierMixin, BaseEstimator):
         TypeError, ValueError
             For a ``prob`` that is not a number, or not in (0, 1).
         """
-        from bayesgen.input.params import check_probability
-
         check_probability(prob, "prob")
         draws = self.predict_proba_draws(X).values
         tail = (1 - prob) / 2
@@ -670,8 +653,6 @@ class GenerativeClassifier(GenerativeWorkflow, ClassifierMixin, BaseEstimator):
             The ``.nc`` file to write; a file already there is replaced atomically (it stays
             intact if the write fails).
         """
-        from bayesgen.io import model_files as io
-
         return io.save(self, path)
 
     def _check_n_features(self, X) -> None:

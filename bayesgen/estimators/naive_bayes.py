@@ -17,7 +17,9 @@ import xarray as xr
 
 from bayesgen import closed_form as cf
 from bayesgen.estimators.classifier import GenerativeClassifier
+from bayesgen.families import hyperprior
 from bayesgen.families.hyperprior import GammaHyperprior
+from bayesgen.inference import smoothing
 from bayesgen.input.params import (
     CLASS_SMOOTHING,
     EVIDENCE,
@@ -60,8 +62,6 @@ class NaiveBayesClassifier(GenerativeClassifier):
         evidence = [name for name, value in chosen.items() if _is_evidence(value)]
         bayes_factor = None
         if evidence:
-            from bayesgen.inference import smoothing
-
             # The counts do not depend on the smoothing: any λ serves to hold them.
             provisional = {
                 name: 1.0 if name in evidence else value for name, value in chosen.items()
@@ -85,8 +85,6 @@ class NaiveBayesClassifier(GenerativeClassifier):
         (:mod:`bayesgen.families.hyperprior`)."""
         if self.alpha_prior is None:
             return stats
-        from bayesgen.families import hyperprior
-
         return hyperprior.with_alpha_prior(self._family, stats, self.alpha_prior)
 
     def __sklearn_tags__(self):

@@ -14,8 +14,10 @@ from __future__ import annotations
 import numpy as np
 import xarray as xr
 
+from bayesgen.inference import observed, simulation
 from bayesgen.input.data import check_features
 from bayesgen.input.labels import check_labels
+from bayesgen.input.params import random_generator
 
 
 class GenerativeWorkflow:
@@ -43,8 +45,6 @@ class GenerativeWorkflow:
         pointwise log-likelihood (``log_likelihood``), see :mod:`bayesgen.inference.observed`: the
         rows
         of positive weight, the weights kept as ``sample_weight`` where any differs from 1."""
-        from bayesgen.inference import observed
-
         data, rows, codes = self._observed_data(stats, X, y, sample_weight)
         observed.add_training_data(idata, data)
         posterior = idata["posterior"].to_dataset()
@@ -57,8 +57,6 @@ class GenerativeWorkflow:
         rows
         and class codes it holds (a conjugate fit makes it at fit and the log-likelihood when
         drawn)."""
-        from bayesgen.inference import observed
-
         # The same checks as the fit's, so the rows are those the model saw (binarized).
         rows, _, _ = check_features(
             X, kind=self._family.feature_kind, binarize=stats.attrs.get("binarize")
@@ -107,8 +105,6 @@ class GenerativeWorkflow:
             For a fit by :meth:`partial_fit` or on dask input, which keep no rows, or one
             without the group.
         """
-        from bayesgen.inference import observed
-
         self.check_fitted()
         if "observed_data" not in self.idata_.children and "dask_chunks" in self.closed_form_.attrs:
             raise ValueError(
@@ -182,9 +178,6 @@ class GenerativeWorkflow:
         return self._simulate("prior", random_seed, draws, keep_rows)
 
     def _simulate(self, source: str, random_seed, draws, keep_rows) -> xr.DataTree:
-        from bayesgen.inference import simulation
-        from bayesgen.input.params import random_generator
-
         rng = random_generator(random_seed)  # a bad seed is refused before any work
         X, y_codes = self.training_rows()
         if source not in self.idata_.children:

@@ -31,6 +31,10 @@ import xarray as xr
 
 from bayesgen.families import family
 from bayesgen.families.base import Marginal, parameter_coords
+from bayesgen.inference import observed as rows_module
+from bayesgen.inference import sampling as inference
+from bayesgen.inference.observed import DRAW_CHUNK_ELEMENTS
+from bayesgen.maths.likelihood import normalize_log_proba
 
 #: Draws used for what has no closed form (intervals of Σ's off-diagonal, GDA's coef).
 FALLBACK_DRAWS = 4000
@@ -198,9 +202,6 @@ class ConjugatePosterior:
         draws of every parameter (seeded by ``random_seed``: the same draws), the prior's,
         the statistics, and with ``observed`` the training rows and their pointwise
         log-likelihood. Gigabytes for a large vocabulary: ask :meth:`draws` for less."""
-        from bayesgen.inference import observed as rows_module
-        from bayesgen.inference import sampling as inference
-
         tree = inference.conjugate_posterior(
             self.estimates,
             draws=self.draws_per_chain,
@@ -304,8 +305,6 @@ class ConjugatePosterior:
         :meth:`predict_log_joint` in blocks of documents (each document's draws exactly
         distributed; nothing of the vocabulary's size is drawn). None where the family has no
         such shortcut. Dims (chain, draw, obs, class)."""
-        from bayesgen.inference.observed import DRAW_CHUNK_ELEMENTS
-
         n_chains, n_draws, n_classes = self.chains, self.draws_per_chain, len(classes)
         n_samples = n_chains * n_draws
         step = max(1, DRAW_CHUNK_ELEMENTS // (n_samples * n_classes))
@@ -447,11 +446,9 @@ def _softmax(joint: np.ndarray) -> np.ndarray:
     """:func:`bayesgen.closed_form.normalize_log_proba` of ``joint``, in place: SciPy's
     logsumexp takes seconds on a 1,000 x 1,000 x 20 block of draws. Non-finite rows go to
     ``normalize_log_proba``, which names them."""
-    from bayesgen import closed_form as cf
-
     best = joint.max(axis=-1, keepdims=True)
     if not np.all(np.isfinite(best)):
-        return cf.normalize_log_proba(joint)
+        return normalize_log_proba(joint)
     joint -= best
     np.exp(joint, out=joint)
     joint /= joint.sum(axis=-1, keepdims=True)

@@ -25,10 +25,11 @@ from typing import TYPE_CHECKING
 import numpy as np
 from scipy.optimize import brentq, minimize_scalar
 
+from bayesgen.families import family
+from bayesgen.maths.evidence import DirichletEvidence
+
 if TYPE_CHECKING:
     import xarray as xr
-
-    from bayesgen.maths.evidence import DirichletEvidence
 
 #: The range of λ (and a) searched: beyond it the smoothing is either no smoothing at all or
 #: uniform probabilities, to within what a fit could tell apart.
@@ -88,8 +89,6 @@ def evidence_alpha(estimates: xr.Dataset, *, per_class: bool = False) -> float |
     >>> round(evidence_alpha(est), 4)
     1.4615
     """
-    from bayesgen.closed_form import family
-
     evidence = family(estimates).feature_evidence(estimates)
     if per_class:
         return maximise_evidence_per_class(evidence, estimates["class"].values)
@@ -145,8 +144,6 @@ def evidence_class_alpha(estimates: xr.Dataset) -> float:
     >>> round(evidence_class_alpha(est), 4)
     1.0399
     """
-    from bayesgen.maths.evidence import DirichletEvidence
-
     counts = estimates["class_count"].values[None, :]
     return maximise_evidence(DirichletEvidence(counts, name="class_alpha"), name="class_alpha")
 
@@ -348,8 +345,6 @@ def per_class_log_bayes_factor(estimates: xr.Dataset) -> float:
 def _both_maximisers(estimates: xr.Dataset) -> tuple[DirichletEvidence, float, np.ndarray]:
     """The feature evidence of a fit, its maximiser and its per-class maximisers, without the
     warnings at a bound (a peak at a bound is integrated like any other)."""
-    from bayesgen.closed_form import family
-
     evidence = family(estimates).feature_evidence(estimates)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", EvidenceBoundaryWarning)

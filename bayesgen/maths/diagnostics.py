@@ -225,6 +225,12 @@ def _ess(draws: np.ndarray, *, between: bool = True) -> np.ndarray:
 # --------------------------------------------------------------------------------------------
 # Family-wise limits: how far a correct posterior's R-hat and ESS stray by chance.
 
+#: The conventional targets (Vehtari et al. 2021): below 400 bulk ESS or above 1.01 R-hat a
+#: parameter is *borderline*; it fails only beyond the family-wise limits of :func:`ess_limit`
+#: and :func:`rhat_limit`.
+ESS_MIN = 400.0
+RHAT_MAX = 1.01
+
 #: Relative error of a bulk ESS estimate: sd(log ESS_hat / ESS) ≈ ESS_ERROR / √ESS. Measured on
 #: AR(1) chains of known ESS (2 and 4 chains × 1,000 and 2,000 draws, ρ from 0 to 0.8):
 #: 2.65-3.0; the limit uses the upper end.
