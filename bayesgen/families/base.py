@@ -29,8 +29,6 @@ from bayesgen.maths.evidence import DirichletEvidence
 from bayesgen.maths.joint_statistics import fixed_statistic, normal_inverse_wishart_statistics
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator
-
     import pymc as pm
 
 #: (dims, values) of one variable, as ``xarray.Dataset`` takes it.
@@ -57,16 +55,6 @@ class TopParameters:
     draws: xr.DataArray
     scores: np.ndarray
     panel_title: str = "class {}"
-
-
-@dataclass(frozen=True)
-class ReportSection:
-    """One plot of the HTML report: its PNG's file name (None when the plot is skipped) and
-    a one-line caption (or the reason for skipping it)."""
-
-    title: str
-    caption: str
-    file: str | None = None
 
 
 class Family:
@@ -108,6 +96,13 @@ class Family:
     ppc_caption : str
         What those statistics are and what a misfit looks like, as the report's caption
         says it.
+    report_plots : tuple of str
+        The model's own plots in the HTML report, by name (the keys of
+        :data:`bayesgen.plotting.model_sections.SECTIONS`: "mu_pair", "decision_boundary");
+        none by default.
+    linear_boundaries : bool
+        Whether the classes' boundaries are linear in x (default True), so that the
+        decision-boundary plot can draw them.
 
     Examples
     --------
@@ -136,14 +131,15 @@ class Family:
     top_parameter_caption: ClassVar[str]
     ppc_variables: ClassVar[tuple[str, ...]] = ()
     ppc_caption: ClassVar[str] = ""
+    report_plots: ClassVar[tuple[str, ...]] = ()
+    linear_boundaries: ClassVar[bool] = True
 
     def parameter_dims(self, estimates: xr.Dataset) -> dict[str, tuple[str, ...]]:
         """The posterior variables and their dims for one fit (default :attr:`parameters`)."""
         return dict(self.parameters)
 
     # -- plots and the report -------------------------------------------------------------
-    # The plot code is in the plot modules; a family says what to draw and imports the plot
-    # modules (matplotlib, ArviZ) only inside report_sections.
+    # The plot code is in bayesgen.plotting; a family only names what to draw (report_plots).
 
     def feature_scores(self, estimates: xr.Dataset) -> np.ndarray:
         """How interesting each feature is, for :func:`bayesgen.plotting.plots.selected_features`.
@@ -160,18 +156,6 @@ class Family:
         """The parameters :func:`bayesgen.plotting.plots.plot_top_features` ranks, one panel a
         class."""
         raise NotImplementedError
-
-    def report_sections(
-        self, est, X_test, y_test
-    ) -> Iterator[tuple[ReportSection, Callable[[], object] | None]]:
-        """The model's own sections of the HTML report, after the prior-vs-posterior plot.
-
-        Yields ``(section, make)``: ``make`` draws the plot (a matplotlib Figure or an ArviZ
-        plot) when called without arguments; None with a ``section`` without ``file`` lists
-        the plot as skipped, its caption saying why. ``X_test`` and ``y_test`` are the
-        held-out data or both None. Default: none.
-        """
-        return iter(())
 
     # -- closed forms (NumPy) ------------------------------------------------------------
 

@@ -75,6 +75,7 @@ class GaussianFamily(base.Family):
     }
     # -- plots and the report (see base.Family) --
     plot_variables = ("class_prob", "mu")
+    report_plots = ("mu_pair", "decision_boundary")
     variable_symbols: ClassVar[dict[str, str]] = {"mu": "μ"}
     top_parameter_label = "standardised discriminant weight θ·s"
     top_parameter_caption = (
@@ -118,44 +119,6 @@ class GaussianFamily(base.Family):
             title = "log-odds of class {}"
         scores = np.abs(np.atleast_2d(estimates["coef"].values)) * scale
         return base.TopParameters(coef, scores, title)
-
-    def report_sections(self, est, X_test, y_test):
-        """The pair plot of the class means and the decision boundaries on held-out data."""
-        from bayesgen.plotting import plots
-
-        yield (
-            base.ReportSection(
-                "Class means",
-                "Joint posterior draws of the class means μ (pairs of class × feature); round "
-                "clouds mean independent uncertainty, tilted clouds correlated uncertainty.",
-                "mu_pair.png",
-            ),
-            lambda: plots.plot_mu_pair(est),
-        )
-        title = "Decision boundary"
-        if X_test is None:
-            reason = "Not drawn: needs data (pass X_test and y_test)."
-            yield (base.ReportSection(title, reason), None)
-        elif est.n_features_in_ < 2:
-            yield (base.ReportSection(title, "Not drawn: needs at least two features."), None)
-        else:
-            posterior = est.idata_["posterior"]
-            n_draws = min(100, posterior.sizes["chain"] * posterior.sizes["draw"])
-            plane = (
-                "the two features"
-                if est.n_features_in_ == 2
-                else "the first two discriminant directions"
-            )
-            yield (
-                base.ReportSection(
-                    title,
-                    f"Held-out points on {plane} with the boundaries of {n_draws} posterior "
-                    "draws (grey) and of the posterior mean (black); the width of the grey band "
-                    "is the uncertainty about where one class ends.",
-                    "decision_boundary.png",
-                ),
-                lambda: plots.plot_decision_boundary(est, X_test, y_test),
-            )
 
     # -- closed forms (NumPy) ------------------------------------------------------------
 

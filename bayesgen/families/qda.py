@@ -71,6 +71,8 @@ class QuadraticFamily(base.Family):
     }
     # -- plots and the report (see base.Family) --
     plot_variables = ("class_prob", "mu")
+    report_plots = ("mu_pair", "decision_boundary")
+    linear_boundaries = False
     variable_symbols: ClassVar[dict[str, str]] = {"mu": "μ", "cov": "Σ"}
     top_parameter_label = "standardised class mean (μ_kj − c_j) / s_j"
     top_parameter_caption = "class means furthest from the overall mean, in within-class SDs"
@@ -95,28 +97,6 @@ class QuadraticFamily(base.Family):
         draws = _standardised_means(estimates, posterior["mu"])
         scores = np.abs(_standardised_means(estimates, estimates["mu"]).values)
         return base.TopParameters(draws.transpose("chain", "draw", "class", "feature"), scores)
-
-    def report_sections(self, est, X_test, y_test):
-        """The pair plot of the class means; the decision-boundary plot draws linear
-        boundaries, which QDA's are not."""
-        from bayesgen.plotting import plots
-
-        yield (
-            base.ReportSection(
-                "Class means",
-                "Joint posterior draws of the class means μ (pairs of class × feature); round "
-                "clouds mean independent uncertainty, tilted clouds correlated uncertainty.",
-                "mu_pair.png",
-            ),
-            lambda: plots.plot_mu_pair(est),
-        )
-        yield (
-            base.ReportSection(
-                "Decision boundary",
-                "Not drawn: QDA's boundaries are quadratic, and the plot draws linear ones.",
-            ),
-            None,
-        )
 
     # -- closed forms (NumPy) ------------------------------------------------------------
 

@@ -24,10 +24,10 @@ import xarray as xr
 # (the tests do) is heard here too.
 from bayesgen.checks import comparison as checks
 from bayesgen.checks.loo import leave_one_out
-from bayesgen.families.base import ReportSection
 from bayesgen.io import model_files as io
 from bayesgen.plotting import plots
 from bayesgen.plotting import workflow as plots_workflow
+from bayesgen.plotting.model_sections import ReportSection, model_sections
 from bayesgen.plotting.report_html import REPORT_TITLE, index_html
 from bayesgen.plotting.selection import feature_label, subset
 
@@ -323,7 +323,7 @@ def _plan(est, X_test, y_test, *, max_features: int, top_k: int, proba=None):
     else:
         yield (ReportSection("Prior and posterior", "Not drawn: the fit has no prior draws."), None)
     yield from _plan_workflow(est)
-    yield from model.report_sections(est, X_test, y_test)
+    yield from model_sections(est, X_test, y_test)
     yield from _plan_held_out(est, X_test, y_test, proba)
 
 

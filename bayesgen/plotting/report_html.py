@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from bayesgen.checks import render
-from bayesgen.families.base import ReportSection
+from bayesgen.plotting.model_sections import ReportSection
 
 #: In index.html's <title>: marks a folder as a report (one that a new report may replace).
 REPORT_TITLE = "bayesgen report: "
