@@ -19,7 +19,7 @@ from scipy.signal import lfilter
 from scipy.stats import chi2
 
 from bayesgen import MultinomialNB, compare
-from bayesgen.checks.comparison import diagnostic_limits
+from bayesgen.checks.thresholds import diagnostic_limits
 from bayesgen.maths.diagnostics import ess_limit, ess_within, mc_diagnostics, rhat_limit
 
 
@@ -186,7 +186,7 @@ def chain_offset(cells, shift):
 def test_a_borderline_r_hat_is_reported_apart_and_does_not_fail(small_fit, monkeypatch):
     # With the conventional target lowered below every R-hat, each row is past the target
     # but within its family-wise limit: borderline, reported apart, and the verdict still OK.
-    monkeypatch.setattr("bayesgen.checks.comparison.RHAT_MAX", 1.0)
+    monkeypatch.setattr("bayesgen.checks.thresholds.RHAT_MAX", 1.0)
     result = compare(small_fit)
     assert result.ok and result.agrees and result.diagnostics_ok
     assert (result.table["diagnostic"] == "borderline").any()

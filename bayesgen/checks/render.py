@@ -1,5 +1,10 @@
 """The words of :func:`bayesgen.compare`: its printed and HTML forms, its warnings and the
-reasons it gives for a comparison it does not make."""
+reasons it gives for a comparison it does not make.
+
+The words read the result (:class:`bayesgen.checks.comparison.Comparison`, its table and
+settings) by its attributes and import nothing of the comparison itself: the limits they quote
+come from :mod:`bayesgen.checks.thresholds`, below both.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +12,9 @@ import html
 
 import numpy as np
 import pandas as pd
+from scipy.special import ndtr
+
+from bayesgen.checks.thresholds import FAMILY_RATE, family_wise_threshold
 
 #: ``str()`` lists every row up to this many, and otherwise the ``WORST_ROWS`` worst.
 PRINT_ROWS = 50
@@ -92,7 +100,7 @@ def diagnose(
 ) -> tuple[list[str], bool, list[str]]:
     """Human-readable warnings, whether the sampler diagnostics pass, and the borderline
     diagnostics (past the conventional targets, within the family-wise ``limits``, a
-    :class:`bayesgen.checks.comparison.DiagnosticLimits`).
+    :class:`bayesgen.checks.thresholds.DiagnosticLimits`).
 
     ``outcomes`` maps ``z``, ``z_sd``, ``map`` and ``identity`` to a boolean per row, and
     ``identity_ratio`` to the per-draw identities' error in tolerances (NaN off the variables
@@ -242,6 +250,18 @@ def diagnose(
     return warnings, clean, borderline
 
 
+def joint_statistic_warnings(joint: pd.DataFrame, z_threshold: float) -> list[str]:
+    """One warning per per-draw statistic of ``joint`` (judged: with ``agrees``) that does not
+    follow its exact law."""
+    return [
+        f"The per-draw statistic {row['statistic']} does not follow its exact law "
+        f"(z of its mean {row['z_mean']:.3g}, of its spread {row['z_spread']:.3g}; "
+        f"threshold {z_threshold:.3g}): the draws of {row['variable']} come from another "
+        "posterior, although each parameter's own mean and SD may look right."
+        for _, row in joint[~joint["agrees"]].iterrows()
+    ]
+
+
 def _they(count: int, noun: str) -> str:
     """``"1 posterior mean differs"``, ``"3 posterior means differ"``."""
     return plural(count, noun) + (" differs" if count == 1 else " differ")
@@ -254,13 +274,9 @@ def plural(count: int, noun: str) -> str:
 
 def _chance_note(n_checked: int, z_threshold: float) -> str:
     """For a fixed threshold: how many |z| > threshold a correct posterior gives by chance."""
-    from scipy.special import ndtr
-
     expected = n_checked * 2.0 * float(ndtr(-z_threshold))
     if expected < 0.01:
         return ""
-    from bayesgen.checks.comparison import FAMILY_RATE, family_wise_threshold
-
     return (
         f" With {n_checked} means and SDs checked, a correct posterior exceeds "
         f"{z_threshold:.3g} about {expected:.2g} times by chance; if the count is close to "
@@ -318,8 +334,6 @@ def summary_lines(comparison) -> list[str]:
     def worst(column: str) -> str:
         values = np.abs(table[column].to_numpy())
         return f"{np.nanmax(values):.3g}" if np.isfinite(values).any() else "n/a"
-
-    from bayesgen.checks.comparison import FAMILY_RATE
 
     rule = (
         f": {FAMILY_RATE:.1%} family-wise over {s['n_checks']} checks"
