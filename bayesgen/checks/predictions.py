@@ -5,10 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import xarray as xr
+from sklearn.metrics import accuracy_score, brier_score_loss, log_loss
 
-from bayesgen import closed_form as cf
-from bayesgen.families import family
-from bayesgen.families.expected import class_expected, feature_expected
+from bayesgen.families.expected import class_expected
+from bayesgen.families.hyperprior import has_alpha_prior
+from bayesgen.maths.likelihood import normalize_log_proba
 
 PLUG_IN_NB = "plug-in add-λ"
 PLUG_IN_GDA = "plug-in NIW mean"
@@ -50,19 +51,21 @@ def predictive_probabilities(est, X) -> dict[str, np.ndarray]:
     [[0.054, 0.946]]
     """
     est.check_fitted()
-    stats = est.closed_form_
-    out = {_plug_in_name(stats): cf.predict_proba(stats, X)}
-    if getattr(est, "map_", None) is not None and not _has_unbounded_density(stats):
-        out[MAP_METHOD] = _plug_in_proba(est, est.map_, X)
+    stats, model_family = est.closed_form_, est.model_
+    features = model_family.prediction_features(stats, X)
+    plug_in = normalize_log_proba(*model_family.plug_in_log_joint(stats, features))
+    out = {_plug_in_name(model_family): plug_in}
+    if getattr(est, "map_", None) is not None and not _has_unbounded_density(est):
+        out[MAP_METHOD] = _plug_in_proba(est, est.map_, features)
     out[POSTERIOR_MEAN] = est.predict_proba(X)
     if getattr(est, "cov_prior", "conjugate") == "conjugate":  # LKJ: no closed form
-        out[EXACT] = cf.posterior_predictive_proba(stats, X)
+        out[EXACT] = normalize_log_proba(model_family.predictive_log_joint(stats, features))
     return out
 
 
-def _plug_in_name(stats: xr.Dataset) -> str:
+def _plug_in_name(model_family) -> str:
     """The plug-in's name: add-λ where the model smooths counts, else the NIW posterior mean."""
-    return PLUG_IN_NB if family(stats).smoothing else PLUG_IN_GDA
+    return PLUG_IN_NB if model_family.smoothing else PLUG_IN_GDA
 
 
 def compare_predictions(est, X, y) -> pd.DataFrame:
@@ -98,13 +101,11 @@ def compare_predictions(est, X, y) -> pd.DataFrame:
     >>> table.loc["exact predictive", ["accuracy", "log_loss"]].astype(float).round(3).tolist()
     [1.0, 0.037]
     """
-    from sklearn.metrics import accuracy_score, brier_score_loss, log_loss
-
     probabilities = predictive_probabilities(est, X)
     classes = est.classes_
     y = np.asarray(y)
     reference = probabilities[POSTERIOR_MEAN]
-    plug_in = _plug_in_name(est.closed_form_)
+    plug_in = _plug_in_name(est.model_)
     rows = {}
     for method in (plug_in, MAP_METHOD, POSTERIOR_MEAN, EXACT):
         proba = probabilities.get(method)
@@ -134,24 +135,24 @@ _PREDICTION_COLUMNS = [
 ]
 
 
-def _has_unbounded_density(stats: xr.Dataset) -> bool:
-    """Whether some n + α < 1 leaves the posterior without a mode (see :func:`compare`)."""
-    from bayesgen.families.hyperprior import has_alpha_prior
-
+def _has_unbounded_density(est) -> bool:
+    """Whether some n + α < 1 leaves the fit's posterior without a mode (see
+    :func:`bayesgen.checks.comparison.compare`)."""
+    stats, model_family = est.closed_form_, est.model_
     blocks = [class_expected(stats, float(stats.attrs["class_alpha"]))]
     # Under a hyperprior on λ the MAP is conditional on λ's mode: only the class block counts.
-    if family(stats).smoothing and not has_alpha_prior(stats):
-        blocks.append(feature_expected(stats, stats.attrs["alpha"]))  # one λ, or one per class
+    if model_family.smoothing and not has_alpha_prior(stats):
+        alpha = stats.attrs["alpha"]  # one λ, or one per class
+        blocks.append(model_family.feature_expected(stats, alpha))
     return any(block.unbounded.any() for block in blocks)
 
 
-def _plug_in_proba(est, point: xr.Dataset, X) -> np.ndarray:
-    """p(y | x) with the parameters of ``point`` (e.g. the MAP) plugged in.
+def _plug_in_proba(est, point: xr.Dataset, features) -> np.ndarray:
+    """p(y | x) with the parameters of ``point`` (e.g. the MAP) plugged in, for ``features``
+    as the model's ``prediction_features`` checked them.
 
     The point is scored as a single posterior draw, by the family's per-draw likelihood
     (which also clips an optimizer's exact 0 to the smallest normal number).
     """
-    stats = est.closed_form_
-    X = cf.prediction_features(stats, X)
-    joint = family(stats).draw_log_joint(stats, X, point.expand_dims("draw"))[0]
-    return cf.normalize_log_proba(joint)
+    joint = est.model_.draw_log_joint(est.closed_form_, features, point.expand_dims("draw"))[0]
+    return normalize_log_proba(joint)

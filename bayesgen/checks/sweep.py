@@ -7,8 +7,9 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from bayesgen.checks.comparison import block_frame
-from bayesgen.families.expected import feature_expected
+import bayesgen.estimators as estimators
+from bayesgen.checks.parameter_table import block_frame
+from bayesgen.inference.sampling import find_map
 
 SWEEP_COLUMNS = [
     "lambda",
@@ -81,13 +82,10 @@ def lambda_sweep(
     >>> bool((df["z"].abs() < 4).all())  # posterior mean = add-λ up to Monte Carlo error
     True
     """
-    import bayesgen
-    from bayesgen.families import FAMILIES
-
-    smoothed = sorted(name for name, model_family in FAMILIES.items() if model_family.smoothing)
+    smoothed = _smoothed_estimators()
     if model not in smoothed:
-        raise ValueError(f"model: expected one of {smoothed}; got {model!r}.")
-    estimator_class = getattr(bayesgen, FAMILIES[model].estimator)
+        raise ValueError(f"model: expected one of {sorted(smoothed)}; got {model!r}.")
+    estimator_class = smoothed[model]
     frames = []
     for lam in lambdas:
         lam = float(lam)
@@ -104,10 +102,10 @@ def lambda_sweep(
             prior_draws=0,
             **model_options,
         ).fit(X, y)
-        block = feature_expected(est.closed_form_, lam)
+        block = est.model_.feature_expected(est.closed_form_, lam)
         frame = block_frame(block, est.idata_["posterior"].to_dataset(), None)
         if compute_map:
-            point = _map_point(X, y, model, lam + 1.0, class_alpha, model_options)
+            point = _map_point(est.model_, X, y, lam + 1.0, class_alpha, model_options)
             frame["map"] = np.asarray(point["feature_prob"].values).ravel()[
                 np.flatnonzero(np.asarray(block.keep).ravel())
             ]
@@ -128,13 +126,18 @@ def lambda_sweep(
     return pd.concat(frames, ignore_index=True)[SWEEP_COLUMNS]
 
 
-def _map_point(X, y, model: str, alpha: float, class_alpha: float, options: dict) -> xr.Dataset:
-    from bayesgen import generative
-    from bayesgen.families import family
-    from bayesgen.inference import sampling as inference
+def _smoothed_estimators() -> dict[str, type]:
+    """The estimators whose model has a λ to sweep, by model name."""
+    classes = [getattr(estimators, name) for name in estimators.__all__]
+    # model_ is a property of an instance; a default instance only stores its arguments.
+    models = {estimator_class: estimator_class().model_ for estimator_class in classes}
+    return {model.name: cls for cls, model in models.items() if model.smoothing}
 
-    stats = family(model).fit(X, y, alpha=alpha, class_alpha=class_alpha, **options)
-    return inference.find_map(generative.model_for(stats), var_names=["feature_prob"])
+
+def _map_point(model_family, X, y, alpha: float, class_alpha: float, options: dict) -> xr.Dataset:
+    """The MAP of ``feature_prob`` by ``find_MAP`` on the model with λ = ``alpha``."""
+    stats = model_family.fit(X, y, alpha=alpha, class_alpha=class_alpha, **options)
+    return find_map(model_family.pymc_model(stats), var_names=["feature_prob"])
 
 
 def plot_lambda_sweep(df: pd.DataFrame, *, parameters=None, max_parameters: int = 4):
@@ -164,8 +167,8 @@ def plot_lambda_sweep(df: pd.DataFrame, *, parameters=None, max_parameters: int 
     >>> type(fig).__name__, len(fig.axes)
     ('Figure', 1)
     """
-    from matplotlib.figure import Figure
-    from matplotlib.lines import Line2D
+    from matplotlib.figure import Figure  # heavy: matplotlib
+    from matplotlib.lines import Line2D  # heavy: matplotlib
 
     labels = df["variable"] + "[" + df["coords"] + "]"
     if parameters is None:
