@@ -75,9 +75,10 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 from scipy import stats as scipy_stats
+from sklearn.base import clone
 
-from bayesgen.families import family
 from bayesgen.input.params import is_integer, is_real
+from bayesgen.maths.gaussian import NormalInverseWishart
 
 #: How many times the band's null distribution is simulated (fixed seed: the plot is stable).
 _BAND_SIMULATIONS = 4000
@@ -199,9 +200,9 @@ class SBCResult:
         -------
         matplotlib.figure.Figure
         """
-        import matplotlib.pyplot as plt
-        from matplotlib.lines import Line2D
-        from matplotlib.patches import Patch
+        import matplotlib.pyplot as plt  # heavy: matplotlib
+        from matplotlib.lines import Line2D  # heavy: matplotlib
+        from matplotlib.patches import Patch  # heavy: matplotlib
 
         names = list(self.p_values.index)
         n_steps = self.n_draws + 1
@@ -310,8 +311,6 @@ def sbc(
     >>> result.ok
     True
     """
-    from sklearn.base import clone
-
     estimator.check_fitted()
     n_simulations = _check_integer("n_simulations", n_simulations, 1)
     n_draws = _check_integer("n_draws", n_draws, 1)
@@ -325,7 +324,7 @@ def sbc(
     max_retries = _check_integer("max_retries", max_retries, 0)
 
     fitted = estimator.closed_form_
-    model_family = family(fitted)
+    model_family = estimator.model_
     X_train, _ = estimator.training_rows()
     simulation = _simulation_estimates(
         estimator, model_family, fitted, X_train, prior_alpha, simulation_prior
@@ -411,8 +410,6 @@ def _simulation_estimates(
     estimator, model_family, fitted, X_train, prior_alpha, simulation_prior
 ) -> xr.Dataset:
     """The fit's closed form with the prior the parameters are drawn from."""
-    from bayesgen.maths.gaussian import NormalInverseWishart
-
     if getattr(estimator, "cov_prior", "conjugate") != "conjugate":
         raise ValueError(
             f"estimator: SBC draws the parameters from the conjugate prior; got cov_prior="
@@ -456,8 +453,6 @@ def _simulation_estimates(
 
 def _frozen_hyperparameters(estimator) -> dict:
     """The hyperparameters the fit derives from the data, at their values in this fit."""
-    from bayesgen.maths.gaussian import NormalInverseWishart
-
     fitted, params = estimator.closed_form_, estimator.get_params()
     frozen = {}
     # alpha="evidence" picks λ from each data set: SBC checks the posterior at the λ fitted.

@@ -35,8 +35,10 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 from scipy.special import logsumexp
+from sklearn.exceptions import NotFittedError
 
-from bayesgen import closed_form as cf
+from bayesgen.estimators.classifier import GenerativeClassifier
+from bayesgen.inference.observed import draw_chunks
 
 METHODS = ("auto", "exact", "psis")
 #: Rows whose log p(y_i | x_i, θ) spans at most this over the draws get equal PSIS weights.
@@ -194,7 +196,7 @@ def leave_one_out(est, *, method: str = "auto") -> LeaveOneOut:
             f"est: leaving one row out needs at least 2 training rows; got {y_codes.size}."
         )
     if method != "psis":
-        model_family = cf.family(est.closed_form_)
+        model_family = est.model_
         try:
             joint = model_family.loo_log_joint(
                 est.closed_form_, X, y_codes, options=est.get_params()
@@ -333,9 +335,9 @@ def _psis_log_proba(est, X, y_codes: np.ndarray) -> tuple[np.ndarray, np.ndarray
     posterior is held: the first gets log p(y_i | x_i, θ_s) for the weights, the second sums
     the weighted class probabilities in log space.
     """
-    import arviz_stats  # noqa: F401 - registers the .azstats accessor
+    import arviz_stats  # noqa: F401  # heavy: ArviZ; registers the .azstats accessor
 
-    model_family = cf.family(est.closed_form_)
+    model_family = est.model_
     posterior = est.idata_["posterior"].to_dataset()
     n_chains, n_draws = posterior.sizes["chain"], posterior.sizes["draw"]
     n_rows, n_classes = y_codes.size, est.closed_form_.sizes["class"]
@@ -346,7 +348,7 @@ def _psis_log_proba(est, X, y_codes: np.ndarray) -> tuple[np.ndarray, np.ndarray
         return joint - logsumexp(joint, axis=-1, keepdims=True)  # (draw, row, class)
 
     own = np.empty((n_chains, n_draws, n_rows))
-    for chain, block, draws in _draw_blocks(posterior, n_rows * n_classes):
+    for chain, block, draws in draw_chunks(posterior, n_rows * n_classes):
         own[chain, block] = log_conditional(draws)[:, rows, y_codes]
     # A row whose p(y_i | x_i, θ) is the same in every draw to 1e-12 (1 to the last digit,
     # for a plainly classified row) has equal weights to 1e-12: its estimate is the posterior
@@ -362,26 +364,18 @@ def _psis_log_proba(est, X, y_codes: np.ndarray) -> tuple[np.ndarray, np.ndarray
         log_weights[:, :, varies] = smoothed - logsumexp(smoothed, axis=(0, 1), keepdims=True)
         pareto_k[varies] = k.values
     total = np.full((n_rows, n_classes), -np.inf)
-    for chain, block, draws in _draw_blocks(posterior, n_rows * n_classes):
+    for chain, block, draws in draw_chunks(posterior, n_rows * n_classes):
         weighted = log_weights[chain, block][:, :, None] + log_conditional(draws)
         total = np.logaddexp(total, logsumexp(weighted, axis=0))
     _warn_pareto_k(pareto_k, n_chains * n_draws)
     return _log_softmax(total), pareto_k
 
 
-def _draw_blocks(posterior: xr.Dataset, extra_per_draw: int):
-    """Blocks of draws of one chain at a time (see
-    :func:`bayesgen.inference.observed.draw_chunks`)."""
-    from bayesgen.inference.observed import draw_chunks
-
-    return draw_chunks(posterior, extra_per_draw)
-
-
 def _relative_ess(log_lik: xr.DataArray) -> float:
     """The relative efficiency of the draws for PSIS's tail length: the mean over rows of the
     effective sample size of p(y_i | x_i, θ) over the number of draws (1 for a row whose
     probability does not vary, as for independent draws)."""
-    import arviz as az
+    import arviz as az  # heavy: ArviZ
 
     n_samples = log_lik.sizes["chain"] * log_lik.sizes["draw"]
     with warnings.catch_warnings(), np.errstate(invalid="ignore", divide="ignore"):
@@ -409,10 +403,6 @@ def _warn_pareto_k(pareto_k: np.ndarray, n_samples: int) -> None:
 def _check_fitted(models: Mapping[str, object]) -> None:
     """Refuse non-estimators (TypeError) and unfitted estimators (NotFittedError), naming
     them."""
-    from sklearn.exceptions import NotFittedError
-
-    from bayesgen.estimators.classifier import GenerativeClassifier
-
     wrong = {
         str(name): type(est).__name__
         for name, est in models.items()
