@@ -350,7 +350,7 @@ def test_short_conjugate_run_does_not_warn(monkeypatch, recwarn):
 
 
 def test_the_warning_threshold_is_compares_ess_min():
-    from bayesgen.checks.comparison import ESS_MIN
+    from bayesgen.maths.diagnostics import ESS_MIN
 
     assert ESS_MIN == 400  # the figure the messages above are written with
 

@@ -66,7 +66,6 @@ from bayesgen.checks.identities import (
     prediction_statistics,
 )
 from bayesgen.checks.parameter_table import TABLE_COLUMNS, block_frame
-from bayesgen.checks.thresholds import ESS_MIN as ESS_MIN  # the estimators read it from here
 from bayesgen.checks.thresholds import diagnostic_limits, family_wise_threshold
 from bayesgen.families import hyperprior
 from bayesgen.input.alpha import check_class_smoothing

@@ -16,17 +16,13 @@ import numpy as np
 import pandas as pd
 from scipy.special import ndtri
 
-from bayesgen.maths.diagnostics import ess_limit, rhat_limit
+# ESS_MIN and RHAT_MAX: the conventional 400 and 1.01, past which a row is borderline.
+from bayesgen.maths.diagnostics import ESS_MIN, RHAT_MAX, ess_limit, rhat_limit
 
 #: The smallest z threshold: a correct posterior exceeds it with probability 6e-5 per check.
 Z_FLOOR = 4.0
 #: The chance that a correct posterior fails any check of one comparison.
 FAMILY_RATE = 0.001
-#: The conventional targets (Vehtari et al. 2021): below 400 bulk ESS or above 1.01 R-hat a
-#: parameter is *borderline*; it fails only beyond the family-wise limits of
-#: :func:`bayesgen.maths.diagnostics.ess_limit` and :func:`bayesgen.maths.diagnostics.rhat_limit`.
-ESS_MIN = 400.0
-RHAT_MAX = 1.01
 
 
 @dataclass(frozen=True)
