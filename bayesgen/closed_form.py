@@ -47,6 +47,7 @@ from bayesgen.maths.dirichlet import add_lambda as add_lambda
 from bayesgen.maths.dirichlet import dirichlet_mode as dirichlet_mode
 from bayesgen.maths.dirichlet import log_prob_terms as log_prob_terms
 from bayesgen.maths.dirichlet import per_class as per_class
+from bayesgen.maths.gaussian import DEFAULT_PRIOR as DEFAULT_PRIOR
 from bayesgen.maths.gaussian import NormalInverseWishart as NormalInverseWishart
 from bayesgen.maths.gaussian import check_pooled_covariance as check_pooled_covariance
 from bayesgen.maths.gaussian import gaussian_log_joint as gaussian_log_joint
@@ -61,10 +62,6 @@ from bayesgen.maths.likelihood import linear_in_x as linear_in_x
 from bayesgen.maths.likelihood import linear_log_likelihood as linear_log_likelihood
 from bayesgen.maths.likelihood import multinomial_log_likelihood as multinomial_log_likelihood
 from bayesgen.maths.likelihood import normalize_log_proba as normalize_log_proba
-
-#: The default prior of :func:`gda` and :func:`qda`: weak and centred on the data.
-DEFAULT_PRIOR = NormalInverseWishart()
-
 
 # --------------------------------------------------------------------------------------------
 # Fit functions: X, y in, estimates out.

@@ -440,7 +440,7 @@ class GaussianDiscriminantAnalysis(GenerativeClassifier):
         self.progressbar = progressbar
 
     def _prior_options(self):
-        prior = cf.NormalInverseWishart() if self.prior is None else self.prior
+        prior = cf.DEFAULT_PRIOR if self.prior is None else self.prior
         return {"class_alpha": self.class_alpha, "prior": prior}
 
     def _model_options(self):
@@ -547,7 +547,7 @@ class QuadraticDiscriminantAnalysis(GenerativeClassifier):
         self.progressbar = progressbar
 
     def _prior_options(self):
-        prior = cf.NormalInverseWishart() if self.prior is None else self.prior
+        prior = cf.DEFAULT_PRIOR if self.prior is None else self.prior
         return {"class_alpha": self.class_alpha, "prior": prior}
 
     def _data_options(self):

@@ -21,7 +21,6 @@ from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 import pandas as pd
-import scipy.sparse as sp
 import xarray as xr
 
 from bayesgen.input.data import FeatureKind, check_prediction_features
@@ -512,22 +511,6 @@ class DrawIdentity:
     failure: str
 
 
-def class_means(X, y_codes: np.ndarray, n_classes: int) -> np.ndarray:
-    """Mean of every column of X within each class, shape (n_classes, n_features).
-
-    X may be dense or sparse; a class without rows gets NaN.
-    """
-    n_rows = len(y_codes)
-    indicator = sp.csr_array(
-        (np.ones(n_rows), (y_codes, np.arange(n_rows))), shape=(n_classes, n_rows)
-    )
-    sums = indicator @ X
-    sums = sums.toarray() if sp.issparse(sums) else np.asarray(sums, dtype=np.float64)
-    counts = np.bincount(y_codes, minlength=n_classes)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return sums / counts[:, None]
-
-
 def niw_marginals(mean, kappa, dof, scale) -> dict[str, Marginal]:
     """Exact marginals of μ and Σ under normal-inverse-Wishart parameters (GDA and QDA).
 
@@ -581,33 +564,6 @@ def niw_marginals(mean, kappa, dof, scale) -> dict[str, Marginal]:
 
 # --------------------------------------------------------------------------------------------
 # Dirichlet helpers shared by the families: every model has π ~ Dirichlet(class_alpha).
-
-
-def dirichlet_mode(concentration: np.ndarray) -> np.ndarray:
-    """Mode of Dirichlet(concentration) along the last axis; zero concentrations are padding.
-
-    NaN for a whole simplex without a mode: some concentration below 1 (unbounded density) or
-    all of them 1 (flat, every point a mode).
-
-    Examples
-    --------
-    >>> from bayesgen.families.base import dirichlet_mode
-    >>> dirichlet_mode([[3.0, 2.0, 0.0], [0.5, 2.0, 2.0]]).round(3).tolist()
-    [[0.667, 0.333, 0.0], [nan, nan, nan]]
-    """
-    concentration = np.asarray(concentration, dtype=np.float64)
-    padding = concentration <= 0
-    if not padding.any():  # the common case, in few passes over a million cells
-        shifted = concentration - 1.0
-        with np.errstate(invalid="ignore", divide="ignore"):
-            mode = shifted / shifted.sum(axis=-1, keepdims=True)
-        unbounded = concentration.min(axis=-1, keepdims=True) < 1.0
-        return np.where(unbounded, np.nan, mode) if unbounded.any() else mode
-    shifted = np.where(padding, 0.0, concentration - 1.0)
-    unbounded = np.any(shifted < 0, axis=-1, keepdims=True)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        mode = shifted / shifted.sum(axis=-1, keepdims=True)
-    return np.where(padding, 0.0, np.where(unbounded, np.nan, mode))
 
 
 def parameter_coords(estimates: xr.Dataset) -> dict[str, pd.Index]:

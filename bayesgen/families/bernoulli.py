@@ -14,13 +14,13 @@ import numpy as np
 import scipy.sparse as sp
 import xarray as xr
 
-from bayesgen.families.base import beta_marginal, class_marginal, class_means
-from bayesgen.families.expected import dirichlet_kurtosis, dirichlet_sd, simplex_mode
+from bayesgen.families.base import beta_marginal, class_marginal
+from bayesgen.families.expected import dirichlet_kurtosis, dirichlet_sd
 from bayesgen.families.hyperprior import has_alpha_prior
 from bayesgen.families.naive_bayes import FeatureStatistics, NaiveBayesFamily
 from bayesgen.input.data import TrainingData
-from bayesgen.maths.counts import feature_counts
-from bayesgen.maths.dirichlet import add_lambda, log, log_prob_terms
+from bayesgen.maths.counts import class_means, feature_counts
+from bayesgen.maths.dirichlet import add_lambda, log, log_prob_terms, simplex_mode
 from bayesgen.maths.evidence import BetaBernoulliEvidence
 from bayesgen.maths.likelihood import bernoulli_log_likelihood, linear_in_x
 
@@ -180,7 +180,7 @@ class BernoulliFamily(NaiveBayesFamily):
         """``present_features`` per row and ``class_feature_freq``, the share of each class's
         rows in which a feature is present (whose posterior predictive mean is add-λ)."""
         present = np.asarray(X.sum(axis=1)).ravel().astype(np.int64)
-        freq = class_means(X, y_codes, estimates.sizes["class"])
+        freq = class_means(X, y_codes, estimates.sizes["class"], empty=np.nan)
         return {
             "present_features": (("obs",), present),
             "class_feature_freq": (("class", "feature"), freq),

@@ -17,11 +17,11 @@ import numpy as np
 import scipy.sparse as sp
 import xarray as xr
 
-from bayesgen.families.expected import dirichlet_kurtosis, dirichlet_sd, simplex_mode
+from bayesgen.families.expected import dirichlet_kurtosis, dirichlet_sd
 from bayesgen.families.naive_bayes import FeatureStatistics, NaiveBayesFamily
 from bayesgen.input.data import TrainingData
 from bayesgen.maths.counts import category_counts
-from bayesgen.maths.dirichlet import add_lambda, log, log_prob_terms
+from bayesgen.maths.dirichlet import add_lambda, log, log_prob_terms, simplex_mode
 from bayesgen.maths.likelihood import categorical_log_likelihood
 
 if TYPE_CHECKING:

@@ -23,7 +23,13 @@ from dataclasses import dataclass
 import numpy as np
 import xarray as xr
 
-from bayesgen.maths.dirichlet import add_lambda, dirichlet_mode
+from bayesgen.maths.dirichlet import (
+    MODE_FLAT,
+    NO_MODE_HERE,
+    NO_MODE_OTHER,
+    add_lambda,
+    simplex_mode,
+)
 
 # Why a comparison is missing. Each row's ``reason`` joins the ones that apply.
 NO_MODE = (
@@ -226,53 +232,6 @@ def _simplex_prior(alpha, *, beta: bool, shared_mean: bool) -> str:
             f"Beta(2λ m, 2λ (1 − m)), λ = {alpha:g}" if beta else f"Dirichlet(λ O m), λ = {alpha:g}"
         )
     return f"Beta({alpha:g}, {alpha:g})" if beta else f"Dirichlet({alpha:g})"
-
-
-#: The status of an outcome's mode, as :func:`simplex_mode` returns it.
-MODE_OK, MODE_ZERO, NO_MODE_HERE, NO_MODE_OTHER, MODE_FLAT = range(5)
-
-
-def simplex_mode(counts, alpha: float, *, active=None) -> tuple[np.ndarray, np.ndarray]:
-    """The mode of Dirichlet(n + α) along the last axis, and a status per outcome.
-
-    Status: ``MODE_OK``; ``MODE_ZERO`` (n + α = 1: the mode is 0, on the boundary but well
-    defined); ``NO_MODE_HERE`` (n + α < 1: the density is unbounded, so no mode exists);
-    ``NO_MODE_OTHER`` (another outcome of the same simplex has n + α < 1); ``MODE_FLAT`` (all
-    n + α = 1). The mode is NaN where none exists. ``active`` marks the outcomes that exist
-    (the categorical model's padding is inactive).
-
-    Examples
-    --------
-    >>> from bayesgen.families.expected import MODE_OK, MODE_ZERO, NO_MODE_HERE, simplex_mode
-    >>> mode, status = simplex_mode([2.0, 0.0, 1.0], alpha=1.0)
-    >>> mode.round(3).tolist(), status.tolist() == [MODE_OK, MODE_ZERO, MODE_OK]
-    ([0.667, 0.0, 0.333], True)
-    >>> mode, status = simplex_mode([2.0, 0.0, 1.0], alpha=0.5)  # n + α < 1: no mode
-    >>> mode.tolist(), int(status[1]) == NO_MODE_HERE
-    ([nan, nan, nan], True)
-    """
-    counts = np.asarray(counts, dtype=np.float64)
-    active = np.ones(counts.shape, dtype=bool) if active is None else np.asarray(active)
-    shifted = counts + alpha - 1.0
-    here = active & (shifted < 0)
-    no_mode = active & np.any(here, axis=-1, keepdims=True)
-    flat = active & ~np.any(active & (shifted != 0), axis=-1, keepdims=True)
-    # Outcomes given n = 0 and α = 1 (so n + α - 1 = 0 exactly) add nothing to the denominator:
-    # the padding, and every outcome of a simplex without a mode (which then gives 0/0 = NaN).
-    usable = active & ~no_mode
-    mode = dirichlet_mode(
-        np.where(usable, counts, 0.0),
-        np.where(usable, alpha, 1.0),
-        axis=-1,
-        allow_boundary=True,
-    )
-    status = np.full(counts.shape, MODE_OK)
-    status[active & (shifted == 0)] = MODE_ZERO
-    status[flat] = MODE_FLAT
-    status[no_mode] = NO_MODE_OTHER
-    status[here] = NO_MODE_HERE
-    mode = np.where(status >= NO_MODE_HERE, np.nan, mode)
-    return mode, status
 
 
 def is_unbounded(status: np.ndarray) -> np.ndarray:

@@ -30,10 +30,11 @@ from bayesgen.families.gda_checks import (
 )
 from bayesgen.input.alpha import check_smoothing
 from bayesgen.input.statistics import gaussian_statistics, merge_gaussian_statistics
-from bayesgen.maths.counts import class_means_and_scatter
+from bayesgen.maths.counts import class_means, class_means_and_scatter
 from bayesgen.maths.covariance_memory import check_covariance_memory
-from bayesgen.maths.dirichlet import add_lambda, dirichlet_draws
+from bayesgen.maths.dirichlet import add_lambda, dirichlet_draws, mode_of
 from bayesgen.maths.gaussian import (
+    DEFAULT_PRIOR,
     NormalInverseWishart,
     check_pooled_covariance,
     gaussian_log_joint,
@@ -47,9 +48,6 @@ from bayesgen.maths.standardise import standardised_problem
 
 if TYPE_CHECKING:
     import pymc as pm
-
-#: The weak, data-centred prior of :meth:`GaussianFamily.fit` (frozen, so one instance serves).
-DEFAULT_PRIOR = NormalInverseWishart()
 
 
 class GaussianFamily(base.Family):
@@ -344,7 +342,7 @@ class GaussianFamily(base.Family):
         to the inverse-Wishart density. ``coef`` and ``intercept`` are the linear form at that
         point, as ``find_MAP`` reports its deterministics.
         """
-        class_prob = base.dirichlet_mode(base.class_concentration(estimates, posterior=True))
+        class_prob = mode_of(base.class_concentration(estimates, posterior=True))
         params = _niw_parameters(estimates, posterior=True)
         n_classes, n_features = estimates.sizes["class"], estimates.sizes["feature"]
         mu = params["mean"]
@@ -455,7 +453,7 @@ class GaussianFamily(base.Family):
 
     def predictive_statistics(self, estimates: xr.Dataset, X, y_codes) -> dict:
         """``class_feature_mean``: each feature's mean within each class."""
-        means = base.class_means(X, y_codes, estimates.sizes["class"])
+        means = class_means(X, y_codes, estimates.sizes["class"], empty=np.nan)
         return {"class_feature_mean": (("class", "feature"), means)}
 
     # -- the comparison (bayesgen.checks.comparison) -----------------------------------------------

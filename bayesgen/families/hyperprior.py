@@ -52,10 +52,10 @@ from scipy.interpolate import CubicSpline
 from scipy.optimize import brentq
 from scipy.special import gammaln
 
-from bayesgen.families.base import class_concentration, dirichlet_mode, loo_class_log_prob
+from bayesgen.families.base import class_concentration, loo_class_log_prob
 from bayesgen.families.expected import Expected, class_expected, reason_array
 from bayesgen.input.params import is_real
-from bayesgen.maths.dirichlet import dirichlet_draws
+from bayesgen.maths.dirichlet import dirichlet_draws, mode_of
 
 if TYPE_CHECKING:
     from bayesgen.families.naive_bayes import NaiveBayesFamily
@@ -596,10 +596,10 @@ def conjugate_mode(model_family: NaiveBayesFamily, estimates: xr.Dataset) -> dic
     conditional mode at λ's marginal mode."""
     lam = posterior_of(model_family, estimates, fitted_alpha_prior(estimates)).mode
     variables = {
-        "class_prob": (("class",), dirichlet_mode(class_concentration(estimates, posterior=True)))
+        "class_prob": (("class",), mode_of(class_concentration(estimates, posterior=True)))
     }
     dims, c0, c1, beta = _concentration_parts(model_family, estimates)
-    mode = dirichlet_mode(c0 + lam * c1)
+    mode = mode_of(c0 + lam * c1)
     variables["feature_prob"] = (dims, mode[..., 0] if beta else mode)
     variables["alpha"] = ((), np.float64(lam))
     return variables

@@ -15,12 +15,12 @@ import scipy.sparse as sp
 import xarray as xr
 from scipy.special import gammaln
 
-from bayesgen.families.expected import dirichlet_kurtosis, dirichlet_sd, simplex_mode
+from bayesgen.families.expected import dirichlet_kurtosis, dirichlet_sd
 from bayesgen.families.hyperprior import has_alpha_prior
 from bayesgen.families.naive_bayes import FeatureStatistics, NaiveBayesFamily
 from bayesgen.input.data import TrainingData
 from bayesgen.maths.counts import feature_counts
-from bayesgen.maths.dirichlet import add_lambda, log, log_prob_terms
+from bayesgen.maths.dirichlet import add_lambda, log, log_prob_terms, simplex_mode
 from bayesgen.maths.joint_statistics import JointStatistic
 from bayesgen.maths.likelihood import linear_in_x, multinomial_log_likelihood
 

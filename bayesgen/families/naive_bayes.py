@@ -41,7 +41,6 @@ from bayesgen.families.base import (
     class_marginal,
     class_statistic,
     dirichlet_marginal,
-    dirichlet_mode,
     loo_class_log_prob,
 )
 from bayesgen.families.expected import class_expected, simplex_block
@@ -50,7 +49,7 @@ from bayesgen.input.alpha import check_class_smoothing, check_smoothing
 from bayesgen.input.data import TrainingData
 from bayesgen.input.statistics import check_mergeable, total_weight, training_data
 from bayesgen.maths.counts import class_counts
-from bayesgen.maths.dirichlet import add_lambda, dirichlet_draws, log_prob_terms, per_class
+from bayesgen.maths.dirichlet import add_lambda, dirichlet_draws, log_prob_terms, mode_of, per_class
 from bayesgen.maths.evidence import DirichletEvidence
 
 #: The prior means of ``feature_prob`` on offer: add-λ's uniform one, or the pooled frequencies.
@@ -477,9 +476,9 @@ class NaiveBayesFamily(Family):
         if has_alpha_prior(estimates):
             return hyperprior.conjugate_mode(self, estimates)
         concentration = class_concentration(estimates, posterior=True)
-        variables = {"class_prob": (("class",), dirichlet_mode(concentration))}
+        variables = {"class_prob": (("class",), mode_of(concentration))}
         dims, concentration, beta = self.concentrations(estimates, posterior=True)
-        mode = dirichlet_mode(concentration)
+        mode = mode_of(concentration)
         variables["feature_prob"] = (dims, mode[..., 0] if beta else mode)
         return variables
 

@@ -34,8 +34,9 @@ from bayesgen.input.alpha import check_smoothing
 from bayesgen.input.statistics import gaussian_statistics, merge_gaussian_statistics
 from bayesgen.maths.counts import class_means
 from bayesgen.maths.covariance_memory import check_covariance_memory
-from bayesgen.maths.dirichlet import add_lambda, dirichlet_draws
+from bayesgen.maths.dirichlet import add_lambda, dirichlet_draws, mode_of
 from bayesgen.maths.gaussian import (
+    DEFAULT_PRIOR,
     NormalInverseWishart,
     gaussian_log_joint,
     gaussian_rows,
@@ -46,9 +47,6 @@ from bayesgen.maths.standardise import standardised_problem
 
 if TYPE_CHECKING:
     import pymc as pm
-
-#: The weak, data-centred prior of :meth:`QuadraticFamily.fit`, used for every class.
-DEFAULT_PRIOR = NormalInverseWishart()
 
 
 class QuadraticFamily(base.Family):
@@ -345,7 +343,7 @@ class QuadraticFamily(base.Family):
         That is the joint mode of (μ_k, Σ_k): the normal of μ_k adds one factor |Σ_k|^(-1/2) to
         the inverse-Wishart density |Σ_k|^(-(ν_k + D + 1)/2) exp(−½ tr Ψ_k Σ_k⁻¹).
         """
-        class_prob = base.dirichlet_mode(base.class_concentration(estimates, posterior=True))
+        class_prob = mode_of(base.class_concentration(estimates, posterior=True))
         params = _niw_parameters(estimates, posterior=True)
         n_features = estimates.sizes["feature"]
         cov = params["scale"] / (params["dof"] + n_features + 2)[:, None, None]
@@ -444,7 +442,7 @@ class QuadraticFamily(base.Family):
 
     def predictive_statistics(self, estimates: xr.Dataset, X, y_codes) -> dict:
         """``class_feature_mean``: each feature's mean within each class."""
-        means = base.class_means(X, y_codes, estimates.sizes["class"])
+        means = class_means(X, y_codes, estimates.sizes["class"], empty=np.nan)
         return {"class_feature_mean": (("class", "feature"), means)}
 
     # -- exact leave-one-out (bayesgen.checks.loo) -----------------------------------------------

@@ -38,7 +38,7 @@ import scipy.sparse as sp
 import xarray as xr
 
 from bayesgen.input.alpha import check_smoothing
-from bayesgen.input.labels import check_labels
+from bayesgen.input.labels import check_labels, label_kind
 from bayesgen.input.statistics import check_classes
 
 #: Chunks' statistics merged per task of the tree reduction (dask's ``split_every`` default).
@@ -248,7 +248,7 @@ def _merge_all(family, parts: list) -> xr.Dataset | None:
 def _merge(family, first: xr.Dataset, second: xr.Dataset) -> xr.Dataset:
     classes_first, classes_second = first["class"].values, second["class"].values
     if not np.array_equal(classes_first, classes_second):
-        kinds = _label_kind(classes_first), _label_kind(classes_second)
+        kinds = label_kind(classes_first), label_kind(classes_second)
         if kinds[0] != kinds[1]:
             raise TypeError(
                 "y: expected labels that are all integers or all strings; got "
@@ -405,7 +405,3 @@ def _drop_empty_classes(statistics: xr.Dataset, *, weighted: bool) -> xr.Dataset
             f"{labels[0].item()!r}{among}."
         )
     return statistics
-
-
-def _label_kind(labels: np.ndarray) -> str:
-    return {"b": "bool", "U": "str", "O": "str"}.get(labels.dtype.kind, "int")

@@ -170,3 +170,19 @@ def check_no_nul(values, name: str, what: str) -> None:
             "which holds a lone surrogate (half of a UTF-16 pair); decode its bytes with the "
             "right encoding."
         ) from None
+
+
+def label_kind(labels: np.ndarray) -> str:
+    """ "int", "str" or "bool": labels of different kinds never match (a class 1 is not a class
+    "1"). Object arrays hold strings here: :func:`check_labels` turns every other object label
+    into a number or a string first.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> label_kind(np.array(["ham", "spam"])), label_kind(np.array([0, 1]))
+    ('str', 'int')
+    >>> label_kind(np.array([True, False]))
+    'bool'
+    """
+    return {"b": "bool", "U": "str", "O": "str"}.get(labels.dtype.kind, "int")

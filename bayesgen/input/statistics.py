@@ -29,7 +29,7 @@ import scipy.sparse as sp
 import xarray as xr
 
 from bayesgen.input.data import FeatureKind, TrainingData, check_feature_names, check_features
-from bayesgen.input.labels import check_labels
+from bayesgen.input.labels import check_labels, label_kind
 from bayesgen.maths.counts import class_counts
 from bayesgen.maths.gaussian import merge_class_moments
 
@@ -117,7 +117,7 @@ def encode_labels(y, classes: np.ndarray) -> np.ndarray:
     """Codes of the labels ``y`` as indices into ``classes`` (given up front); one class in
     ``y`` is enough. Refuses a label not among ``classes``, naming it."""
     _, seen = check_labels(y, min_classes=1)
-    if _label_kind(seen) != _label_kind(classes):
+    if label_kind(seen) != label_kind(classes):
         raise ValueError(
             f"y: expected labels of the classes {classes.tolist()[:10]} given to the first "
             f"partial_fit; got labels of another type ({seen.tolist()[:3]})."
@@ -296,8 +296,3 @@ def gaussian_statistics(
             "feature_names_given": int(data.names_given),
         },
     )
-
-
-def _label_kind(labels: np.ndarray) -> str:
-    """ "int", "str" or "bool": labels of different kinds never match."""
-    return {"b": "bool", "U": "str"}.get(labels.dtype.kind, "int")

@@ -97,12 +97,25 @@ def category_counts(
     return counts.reshape(n_classes, n_features, width).astype(np.float64)
 
 
-def class_means(X, y: np.ndarray, n_classes: int, weights=None) -> np.ndarray:
-    """(Weighted) class means x̄_k, shape (n_classes, n_features); 0 for a class of weight 0
-    (a class given to ``partial_fit`` that has no rows yet)."""
+def class_means(X, y: np.ndarray, n_classes: int, weights=None, *, empty=0.0) -> np.ndarray:
+    """(Weighted) class means x̄_k, shape (n_classes, n_features); X dense or sparse.
+
+    A class of weight 0 gets ``empty``: 0 by default (the closed forms' class means, where a
+    class given to ``partial_fit`` has no rows yet), NaN for a data set's statistics (no mean).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayesgen.maths.counts import class_means
+    >>> class_means(np.array([[1.0, 2.0], [3.0, 4.0]]), np.array([0, 0]), 2).tolist()
+    [[2.0, 3.0], [0.0, 0.0]]
+    >>> class_means(np.array([[1.0, 2.0]]), np.array([1]), 2, empty=np.nan)[0].tolist()
+    [nan, nan]
+    """
     total = class_counts(y, n_classes, weights)
     sums = feature_counts(X, y, n_classes, weights)
-    return sums / np.where(total > 0, total, 1.0)[:, None]
+    means = sums / np.where(total > 0, total, 1.0)[:, None]
+    return means if empty == 0.0 else np.where(total[:, None] > 0, means, empty)
 
 
 def class_means_and_scatter(

@@ -17,7 +17,9 @@ __all__ = [
     "dirichlet_mode",
     "log",
     "log_prob_terms",
+    "mode_of",
     "per_class",
+    "simplex_mode",
 ]
 
 
@@ -123,6 +125,71 @@ def dirichlet_mode(counts, alpha, *, axis: int = -1, allow_boundary: bool = Fals
     total = shifted.sum(axis=axis, keepdims=True)
     with np.errstate(invalid="ignore", divide="ignore"):
         return shifted / total
+
+
+#: The status of each outcome's mode (:func:`simplex_mode`).
+MODE_OK, MODE_ZERO, NO_MODE_HERE, NO_MODE_OTHER, MODE_FLAT = range(5)
+
+
+def simplex_mode(counts, alpha: float, *, active=None) -> tuple[np.ndarray, np.ndarray]:
+    """The mode of Dirichlet(n + α) along the last axis, and a status per outcome.
+
+    Status: ``MODE_OK``; ``MODE_ZERO`` (n + α = 1: the mode is 0, on the boundary but well
+    defined); ``NO_MODE_HERE`` (n + α < 1: the density is unbounded, so no mode exists);
+    ``NO_MODE_OTHER`` (another outcome of the same simplex has n + α < 1); ``MODE_FLAT`` (all
+    n + α = 1). The mode is NaN where none exists. ``active`` marks the outcomes that exist
+    (the categorical model's padding is inactive).
+
+    Examples
+    --------
+    >>> from bayesgen.maths.dirichlet import MODE_OK, MODE_ZERO, NO_MODE_HERE, simplex_mode
+    >>> mode, status = simplex_mode([2.0, 0.0, 1.0], alpha=1.0)
+    >>> mode.round(3).tolist(), status.tolist() == [MODE_OK, MODE_ZERO, MODE_OK]
+    ([0.667, 0.0, 0.333], True)
+    >>> mode, status = simplex_mode([2.0, 0.0, 1.0], alpha=0.5)  # n + α < 1: no mode
+    >>> mode.tolist(), int(status[1]) == NO_MODE_HERE
+    ([nan, nan, nan], True)
+    """
+    counts = np.asarray(counts, dtype=np.float64)
+    active = np.ones(counts.shape, dtype=bool) if active is None else np.asarray(active)
+    shifted = counts + alpha - 1.0
+    here = active & (shifted < 0)
+    no_mode = active & np.any(here, axis=-1, keepdims=True)
+    flat = active & ~np.any(active & (shifted != 0), axis=-1, keepdims=True)
+    # Outcomes given n = 0 and α = 1 (so n + α - 1 = 0 exactly) add nothing to the denominator:
+    # the padding, and every outcome of a simplex without a mode (which then gives 0/0 = NaN).
+    usable = active & ~no_mode
+    mode = dirichlet_mode(
+        np.where(usable, counts, 0.0),
+        np.where(usable, alpha, 1.0),
+        axis=-1,
+        allow_boundary=True,
+    )
+    status = np.full(counts.shape, MODE_OK)
+    status[active & (shifted == 0)] = MODE_ZERO
+    status[flat] = MODE_FLAT
+    status[no_mode] = NO_MODE_OTHER
+    status[here] = NO_MODE_HERE
+    mode = np.where(status >= NO_MODE_HERE, np.nan, mode)
+    return mode, status
+
+
+def mode_of(concentration) -> np.ndarray:
+    """The mode of Dirichlet(concentration) along the last axis (:func:`simplex_mode` of the
+    concentrations themselves): NaN for a whole simplex without one (some concentration below
+    1, where the density is unbounded, or all of them 1, where it is flat); zero
+    concentrations are padding, whose mode is 0.
+
+    Examples
+    --------
+    >>> from bayesgen.maths.dirichlet import mode_of
+    >>> mode_of([[3.0, 2.0, 0.0], [0.5, 2.0, 2.0]]).round(3).tolist()
+    [[0.667, 0.333, 0.0], [nan, nan, nan]]
+    """
+    concentration = np.asarray(concentration, dtype=np.float64)
+    active = concentration > 0
+    mode, _ = simplex_mode(concentration, 0.0, active=active)
+    return np.where(active, mode, 0.0)
 
 
 def log_prob_terms(

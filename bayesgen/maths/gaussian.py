@@ -103,6 +103,10 @@ class NormalInverseWishart:
         return {"mean": mean, "kappa": float(self.kappa), "dof": dof, "scale": scale}
 
 
+#: The default prior of GDA and QDA: weak and centred on the data (one instance serves: frozen).
+DEFAULT_PRIOR = NormalInverseWishart()
+
+
 def overall_moments(class_count, class_mean, scatter) -> tuple[np.ndarray, np.ndarray]:
     """The overall mean and (population) variance of each feature, from the class counts N_k,
     class means x̄_k and the within-class scatter (D, D) pooled, or (K, D, D) one per class.
