@@ -853,11 +853,9 @@ def test_package_level_compare_is_a_plain_function():
 
 
 def test_feature_expected_names_a_model_without_lambda():
-    from bayesgen.families.expected import feature_expected
-
-    stats = GaussianDiscriminantAnalysis().fit(*family_training_data("real")).closed_form_
+    est = GaussianDiscriminantAnalysis().fit(*family_training_data("real"))
     with pytest.raises(ValueError, match="feature_expected needs a naive Bayes model; got 'gda'"):
-        feature_expected(stats, 1.0)
+        est.model_.feature_expected(est.closed_form_, 1.0)
 
 
 def test_alpha_is_refused_for_gda_by_name():
