@@ -24,6 +24,7 @@ from scipy.stats import norm, skew
 
 from bayesgen import BernoulliNB, MultinomialNB
 from bayesgen.checks import comparison as checks
+from bayesgen.checks import parameter_table
 from bayesgen.maths import diagnostics
 
 
@@ -54,8 +55,8 @@ MODELS = {
 def estimated_rule():
     """Patch compare() back to the errors estimated from the draws alone."""
     mcse_sd = diagnostics.mcse_sd
-    checks.mcse_sd = lambda draws, kurtosis=None: mcse_sd(draws)
-    checks._null_mcse = lambda frame: frame["mcse"].to_numpy(dtype=np.float64)
+    parameter_table.mcse_sd = lambda draws, kurtosis=None: mcse_sd(draws)
+    parameter_table.null_mcse = lambda frame: frame["mcse"].to_numpy(dtype=np.float64)
 
 
 def run(seeds: int, draws: int) -> None:

@@ -4,7 +4,7 @@ Correct posteriors:
 
 * Markov chains of known law (stationary AR(1), N(0, 1) marginals, ρ per parameter drawn
   uniformly in [0, 0.6]) at the default 4 chains × 1,000 draws, judged by the R-hat and ESS
-  limits alone (``checks.diagnostic_limits``);
+  limits alone (``checks.thresholds.diagnostic_limits``);
 * exact conjugate draws of real models (the README's 40 messages, SMS Spam with 500 words),
   judged by the whole of ``compare()``;
 * with ``--nuts-seeds N``, NUTS fits at default settings of the README data and SMS-500.
@@ -31,7 +31,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bayesgen import MultinomialNB, compare  # noqa: E402
-from bayesgen.checks.comparison import diagnostic_limits  # noqa: E402
+from bayesgen.checks.thresholds import diagnostic_limits  # noqa: E402
 from bayesgen.input.data import vectorize_text  # noqa: E402
 from bayesgen.maths.diagnostics import ess_within, mc_diagnostics  # noqa: E402
 
