@@ -5,14 +5,19 @@ every message names the parameter, what it expects and what came. The estimators
 rules (:data:`INFERENCE_RULES` for the parameters they share, their own beside it); the two
 parameters that are about the data, ``binarize`` and ``n_categories``, are checked with the
 data (:mod:`bayesgen.input.data` and the families), for the closed forms as well.
+
+A rule (:class:`Rule`) also says how a model file stores its parameter as JSON and reads it
+back (:meth:`Rule.encode`, :meth:`Rule.decode`), so that the model files
+(:mod:`bayesgen.io`) store any estimator's parameters without knowing any of them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 
 import numpy as np
+import pandas as pd
 
 
 def is_integer(value) -> bool:
@@ -24,7 +29,61 @@ def is_real(value) -> bool:
 
 
 @dataclass(frozen=True)
-class Integer:
+class FitRecord:
+    """What a fit records besides its parameters: what a stored parameter is read against.
+
+    Attributes
+    ----------
+    classes : sequence
+        The class labels, in the order of the fit (``classes_``).
+    attrs : mapping
+        The closed form's attributes: the numbers the fit was given or chose (``alpha``,
+        ``class_alpha``...).
+    params : mapping
+        Every parameter as stored (JSON values): one parameter may change what the fit
+        records of another (under a hyperprior λ is learned).
+    """
+
+    classes: Sequence = ()
+    attrs: Mapping = field(default_factory=dict)
+    params: Mapping = field(default_factory=dict)
+
+
+class FitMismatch(ValueError):
+    """A stored parameter that is not the one the fit was computed with: ``recorded`` is what
+    the fit records instead, as the parameter would be stored."""
+
+    def __init__(self, recorded):
+        super().__init__(f"the fit was computed with {recorded!r}")
+        self.recorded = recorded
+
+
+class Rule:
+    """What one parameter may be, and how a model file stores it.
+
+    :meth:`error` says whether a value is acceptable and :attr:`expected` what is, for the
+    message of :func:`check_param`, the one checker. :meth:`encode` and :meth:`decode` turn
+    the value into JSON and back; by default a value is stored as it is.
+    """
+
+    expected: str = ""
+
+    def error(self, value) -> type[Exception] | None:
+        """None for an acceptable ``value``; else the exception class to raise."""
+        raise NotImplementedError
+
+    def encode(self, value, record: FitRecord):
+        """``value`` as JSON can store it (NumPy scalars and arrays are left to the writer)."""
+        return value
+
+    def decode(self, name: str, stored, record: FitRecord):
+        """The value that was stored as ``stored``; raises ValueError where ``stored`` is not
+        what this rule stores (the message starts with ``name``), or :class:`FitMismatch`."""
+        return stored
+
+
+@dataclass(frozen=True)
+class Integer(Rule):
     low: int
     allow_none: bool = False
 
@@ -41,7 +100,7 @@ class Integer:
 
 
 @dataclass(frozen=True)
-class Real:
+class Real(Rule):
     """A finite number, strictly between ``low`` and ``high`` where they are given.
 
     ``hint`` is added to the message of an out-of-range value; ``{model}`` and ``{name}`` in it
@@ -73,7 +132,42 @@ class Real:
 
 
 @dataclass(frozen=True)
-class BoolOrOptions:
+class Concentration(Real):
+    """A prior concentration, a finite number > 0 (``class_alpha``, the naive Bayes λ), which
+    the fit records in its closed form's attrs under the parameter's name.
+
+    Examples
+    --------
+    >>> from bayesgen.input.params import Concentration, FitRecord
+    >>> record = FitRecord(attrs={"class_alpha": 2.0})
+    >>> Concentration().decode("class_alpha", 2.0, record)
+    2.0
+    >>> Concentration().decode("class_alpha", 0.5, record)
+    Traceback (most recent call last):
+        ...
+    bayesgen.input.params.FitMismatch: the fit was computed with 2.0
+    """
+
+    low: float | None = 0
+
+    def decode(self, name: str, stored, record: FitRecord):
+        if not is_real(stored) or not stored > 0:  # NaN fails this too
+            raise ValueError(f"{name} must be a positive number; got {stored!r}.")
+        if not np.isfinite(stored):
+            raise ValueError(f"{name} must be finite; got {stored!r}.")
+        if name in record.attrs:
+            recorded = record.attrs[name]
+            try:
+                recorded = np.asarray(recorded, dtype=np.float64).tolist()
+            except (TypeError, ValueError):
+                raise FitMismatch(recorded) from None
+            if not (is_real(recorded) and np.isclose(recorded, stored, rtol=1e-12, atol=0)):
+                raise FitMismatch(recorded)
+        return stored
+
+
+@dataclass(frozen=True)
+class BoolOrOptions(Rule):
     """True, False or one of the named strings (``compute_map``: ``"find_map"``)."""
 
     options: tuple[str, ...]
@@ -91,7 +185,7 @@ class BoolOrOptions:
 
 
 @dataclass(frozen=True)
-class Options:
+class Options(Rule):
     options: tuple[str, ...]
 
     @property
@@ -105,14 +199,14 @@ class Options:
         return None if value in self.options else ValueError
 
 
-class Bool:
+class Bool(Rule):
     expected = "True or False"
 
     def error(self, value) -> type[Exception] | None:
         return None if isinstance(value, bool | np.bool_) else TypeError
 
 
-class Seed:
+class Seed(Rule):
     # A Generator would fit but could not be saved: the model file keeps the seed as JSON so
     # that a loaded model says how its draws were made.
     expected = "None or an integer >= 0 (a seed the model file can store)"
@@ -134,21 +228,77 @@ class SeedOrGenerator(Seed):
         return None if isinstance(value, np.random.Generator) else super().error(value)
 
 
-def check_param(name: str, value, rule) -> None:
+def check_param(name: str, value, rule, *, model: str = "") -> None:
     """Raise ``rule``'s error for ``value``, naming ``name``, what was expected and what came.
+
+    A number out of range gets the rule's ``hint`` (``{model}`` and ``{name}`` in it become
+    ``model``, the model's closed-form function, and ``name``); a rule with an ``explain``
+    method may explain any value instead (the naive Bayes ``alpha``: why an array is refused).
 
     Examples
     --------
-    >>> from bayesgen.input.params import Real, check_param
+    >>> from bayesgen.input.params import PRIOR_CONCENTRATION, Real, check_param
     >>> check_param("prob", 0.9, Real(low=0, high=1))
     >>> check_param("prob", "0.9", Real(low=0, high=1))
     Traceback (most recent call last):
         ...
     TypeError: prob: expected a number in (0, 1); got '0.9'.
+    >>> check_param("class_alpha", 0, PRIOR_CONCENTRATION, model="gda")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+        ...
+    ValueError: class_alpha: expected a finite number > 0; got 0. The Bayesian model ... use
+    bayesgen.closed_form.gda(X, y, class_alpha=0).
     """
     error = rule.error(value)
-    if error is not None:
-        raise error(f"{name}: expected {rule.expected}; got {value!r}.")
+    if error is None:
+        return
+    # The hint is about numbers out of range, not a misspelt option.
+    numeric = error is ValueError and not isinstance(value, str)
+    hint = getattr(rule, "hint", "") if numeric else ""
+    hint = hint.format(model=model, name=name)
+    if hasattr(rule, "explain"):
+        hint = rule.explain(value) or hint
+    raise error(f"{name}: expected {rule.expected}; got {value!r}. {hint}".rstrip())
+
+
+def encode_param(value, rule, record: FitRecord):
+    """``value`` as a model file stores it (JSON), by ``rule``'s :meth:`Rule.encode`; a
+    parameter without a rule, or whose rule does not say, is stored as it is.
+
+    Examples
+    --------
+    >>> from bayesgen.input.params import CLASS_SMOOTHING, FitRecord, encode_param
+    >>> encode_param({"spam": 2, "ham": 0.5}, CLASS_SMOOTHING, FitRecord(["ham", "spam"]))
+    [0.5, 2.0]
+    >>> encode_param(0.5, None, FitRecord())
+    0.5
+    """
+    encode = getattr(rule, "encode", None)
+    return value if encode is None else encode(value, record)
+
+
+def decode_param(name: str, stored, rule, record: FitRecord):
+    """The value of parameter ``name`` that a model file stored as ``stored``, by ``rule``'s
+    :meth:`Rule.decode`; a parameter without a rule, or whose rule does not say, as it is.
+
+    Raises
+    ------
+    ValueError
+        ``stored`` is not what the rule stores, naming ``name``; or :class:`FitMismatch`.
+
+    Examples
+    --------
+    >>> from bayesgen.input.params import CLASS_SMOOTHING, FitRecord, decode_param
+    >>> record = FitRecord(["ham", "spam"], {"alpha": [0.5, 2.0]})
+    >>> decode_param("alpha", [0.5, 2.0], CLASS_SMOOTHING, record)
+    {'ham': 0.5, 'spam': 2.0}
+    >>> decode_param("alpha", [0.5], CLASS_SMOOTHING, record)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+        ...
+    ValueError: alpha must be a positive number or a list of 2 finite numbers > 0 ...
+    """
+    decode = getattr(rule, "decode", None)
+    return stored if decode is None else decode(name, stored, record)
 
 
 def random_generator(random_seed, name: str = "random_seed") -> np.random.Generator:
@@ -196,7 +346,7 @@ def check_probability(value, name: str = "prob") -> None:
 
 
 @dataclass(frozen=True)
-class InstanceOf:
+class InstanceOf(Rule):
     cls: type
     description: str
 
@@ -207,9 +357,21 @@ class InstanceOf:
     def error(self, value) -> type[Exception] | None:
         return None if value is None or isinstance(value, self.cls) else TypeError
 
+    def encode(self, value, record: FitRecord):
+        # Its fields as given: the closed form holds the values the fit resolved from them.
+        return dict(vars(value)) if isinstance(value, self.cls) else value
+
+    def decode(self, name: str, stored, record: FitRecord):
+        if not isinstance(stored, dict):
+            return stored  # None, or what the checker refuses
+        try:
+            return self.cls(**stored)
+        except (TypeError, ValueError) as error:
+            raise ValueError(f"{name}: {error}") from None
+
 
 @dataclass(frozen=True)
-class RealOrOption:
+class RealOrOption(Rule):
     """A number under the rule ``number``, or one of the strings ``options``.
 
     The naive Bayes smoothing takes a λ or ``"evidence"`` (λ chosen by the evidence, see
@@ -233,9 +395,14 @@ class RealOrOption:
             return None if value in self.options else ValueError
         return self.number.error(value)
 
+    def decode(self, name: str, stored, record: FitRecord):
+        if isinstance(stored, str) and stored in self.options:
+            return stored  # the closed form records the number the fit chose
+        return self.number.decode(name, stored, record)
+
 
 @dataclass(frozen=True)
-class OptionOrArray:
+class OptionOrArray(Rule):
     """One of the strings ``options``, or an array-like checked against the data at fit (the
     naive Bayes ``prior_mean``: "uniform", "pooled" or the prior means themselves)."""
 
@@ -265,6 +432,9 @@ class RealOptionOrMapping(RealOrOption):
 
     description: str = ""
     array_hint: str = ""
+    #: The parameter that, when given, makes the fit learn this one (a hyperprior): the
+    #: closed form then records its posterior mean, not the value given.
+    learned_with: str = ""
 
     @property
     def expected(self) -> str:
@@ -281,11 +451,42 @@ class RealOptionOrMapping(RealOrOption):
         """The hint for ``value``: why an array is refused; nothing for other values."""
         return self.array_hint if is_array_like(value) else ""
 
+    def encode(self, value, record: FitRecord):
+        # A mapping as a list in the order of the classes: JSON keys could not keep the
+        # labels' types (1 and "1"); the list's order can.
+        if is_class_mapping(value):
+            return [float(value[label]) for label in record.classes]
+        return value
+
+    def decode(self, name: str, stored, record: FitRecord):
+        if isinstance(stored, list):
+            return self._decode_per_class(name, stored, record)
+        if self.learned_with and record.params.get(self.learned_with) is not None:
+            attrs = {key: value for key, value in record.attrs.items() if key != name}
+            record = FitRecord(record.classes, attrs, record.params)
+        return super().decode(name, stored, record)
+
+    def _decode_per_class(self, name: str, stored: list, record: FitRecord) -> dict:
+        """One value per class, stored as a list in the order of the classes: the mapping
+        {class label: value} the estimator was given."""
+        classes = list(record.classes)
+        valid = len(stored) == len(classes) and all(
+            is_real(value) and np.isfinite(value) and value > 0 for value in stored
+        )
+        if not valid:
+            raise ValueError(
+                f"{name} must be a positive number or a list of {len(classes)} finite "
+                f"numbers > 0 (one λ per class); got {stored!r}."
+            )
+        values = np.array(stored, dtype=np.float64)
+        recorded = np.atleast_1d(np.asarray(record.attrs.get(name, np.nan), dtype=np.float64))
+        if recorded.shape != values.shape or not np.allclose(recorded, values, rtol=1e-12, atol=0):
+            raise FitMismatch(recorded.tolist())
+        return dict(zip(classes, values.tolist(), strict=True))
+
 
 def is_class_mapping(value) -> bool:
     """Whether ``value`` gives one value per class by label: a mapping or a pandas Series."""
-    import pandas as pd
-
     return isinstance(value, Mapping | pd.Series)
 
 
@@ -302,7 +503,7 @@ PROPER_PRIOR_HINT = (
     "The Bayesian model needs a proper prior; for the maximum-likelihood estimate ({name}=0) "
     "use bayesgen.closed_form.{model}(X, y, {name}=0)."
 )
-PRIOR_CONCENTRATION = Real(low=0, hint=PROPER_PRIOR_HINT)
+PRIOR_CONCENTRATION = Concentration(hint=PROPER_PRIOR_HINT)
 #: The naive Bayes ``alpha`` and ``class_alpha``: a concentration, or "evidence" to choose it
 #: by maximising the evidence (:mod:`bayesgen.inference.smoothing`).
 EVIDENCE = "evidence"
@@ -322,6 +523,7 @@ CLASS_SMOOTHING = RealOptionOrMapping(
     (EVIDENCE, EVIDENCE_PER_CLASS),
     "a mapping {class label: λ > 0} (a dict or a pandas Series indexed by the classes)",
     ALPHA_ARRAY_HINT,
+    learned_with="alpha_prior",  # a Gamma hyperprior on λ (bayesgen.families.hyperprior)
 )
 #: The naive Bayes ``prior_mean`` (:mod:`bayesgen.families.naive_bayes`).
 PRIOR_MEAN = OptionOrArray(("uniform", "pooled"), "an array of prior means of feature_prob")
