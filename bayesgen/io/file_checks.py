@@ -1,12 +1,14 @@
 """Checks of a model file's parts, made before anything is computed from them.
 
-:func:`bayesgen.io.model_files.load` reads a file's groups and checks their variables and dims; the
-functions here check what those cannot: that the hyperparameters pass the estimator's own
-parameter rules, that every count is finite and non-negative and every size attribute
-agrees with what the file holds or is within what bayesgen can draw, that the closed-form
-estimates are those its statistics give, and that the groups a fit writes together are
-there together. A file that fails is one that was altered (or damaged): each function raises
-``ValueError`` naming the part, what was expected and what it holds; ``load`` adds the file.
+:func:`bayesgen.io.model_files.load` reads a file's groups; the functions here check that
+every group holds the model's variables with their dims, sizes, class and feature names and
+finite values (:func:`check_groups`), then what those cannot show: that the hyperparameters
+pass the estimator's own parameter rules, that every count is finite and non-negative and
+every size attribute agrees with what the file holds or is within what bayesgen can draw,
+that the closed-form estimates are those its statistics give, and that the groups a fit
+writes together are there together. A file that fails is one that was altered (or damaged):
+each function raises ``ValueError`` naming the part, what was expected and what it holds;
+``load`` adds the file.
 
 Nothing here writes; the closed forms are recomputed with the estimator's own code, so a
 check never disagrees with a fit.
@@ -19,14 +21,17 @@ import warnings
 import numpy as np
 import xarray as xr
 
-from bayesgen.families import family
+from bayesgen.families import Family
+from bayesgen.inference.observed import check_observed
+from bayesgen.input.data import check_binarize as binarize_rule
+from bayesgen.input.files import readable_size
+from bayesgen.input.params import EVIDENCE, EVIDENCE_PER_CLASS
 
 #: Most exact draws (all chains together) that a conjugate file may promise to make again on
 #: load: the most that bayesgen's predictions draw in one pass (the multinomial model's
 #: ``gamma_kernels.MAX_DRAWS``). A 20 kB file claiming 10^9 draws would otherwise load and
-#: then ask for tens of GiB at its first prediction. :func:`bayesgen.io.model_files.save` refuses
-#: the
-#: same, so that every file it writes loads.
+#: then ask for tens of GiB at its first prediction. :func:`bayesgen.io.model_files.save`
+#: refuses the same, so that every file it writes loads.
 MAX_CONJUGATE_DRAWS = 2**20
 
 #: Relative tolerance of closed forms recomputed from a file's statistics (the same code on
@@ -34,10 +39,71 @@ MAX_CONJUGATE_DRAWS = 2**20
 RECOMPUTE_RTOL = 1e-9
 
 
+def check_groups(tree: xr.DataTree, closed_form: xr.Dataset, model: Family) -> None:
+    """Every group holds the model's variables with their dims, sizes, class and feature
+    names and finite values, as :func:`bayesgen.io.model_files.save` writes them.
+
+    Parameters
+    ----------
+    tree : xarray.DataTree
+        The file's groups (in the layout of :mod:`bayesgen.inference.observed`).
+    closed_form : xarray.Dataset
+        Its closed_form group, which the other groups are checked against.
+    model : Family
+        The model of the file's estimator (its ``model_``).
+
+    Raises
+    ------
+    ValueError
+        Naming the group, the variable and what is wrong.
+
+    Examples
+    --------
+    >>> import xarray as xr
+    >>> from bayesgen import MultinomialNB
+    >>> from bayesgen.io.file_checks import check_groups
+    >>> est = MultinomialNB(inference="conjugate").fit([[2, 1], [0, 3], [1, 1]], ["a", "b", "b"])
+    >>> tree = xr.DataTree.from_dict({"closed_form": est.closed_form_})
+    >>> check_groups(tree, est.closed_form_, est.model_)
+    >>> check_groups(tree, est.closed_form_.drop_vars("feature_prob"), est.model_)
+    Traceback (most recent call last):
+    ...
+    ValueError: the 'closed_form' group has no variable 'feature_prob'.
+    """
+    n_classes = closed_form.sizes.get("class", 0)
+    if n_classes < 1:
+        raise ValueError("the closed_form group has no classes.")
+    parameters = model.parameter_dims(closed_form)
+    _check_variables(closed_form, "closed_form", {**parameters, **model.statistics})
+    for dim in ("class", "feature"):
+        values = closed_form[dim].values if dim in closed_form.coords else None
+        if values is not None and len(set(values.tolist())) != len(values):
+            raise ValueError(f"the closed_form group's {dim} names are not unique.")
+    for group in ("posterior", "prior"):
+        if group in tree.children:
+            _check_draws(tree[group].to_dataset(), group, parameters)
+    if "map" in tree.children:
+        _check_variables(tree["map"].to_dataset(), "map", parameters)
+    for variable in parameters:
+        if not np.isfinite(closed_form[variable].values).all():
+            raise ValueError(f"closed_form {variable!r} holds NaN or infinite values.")
+    for child in tree.children.values():
+        _check_alignment(child.to_dataset(), child.name, closed_form)
+    if "sample_stats" in tree.children:
+        stats, posterior = tree["sample_stats"], tree["posterior"]
+        for dim in ("chain", "draw"):
+            if dim in stats.dims and stats.sizes[dim] != posterior.sizes[dim]:
+                raise ValueError(
+                    f"sample_stats has {stats.sizes[dim]} {dim}s but the posterior has "
+                    f"{posterior.sizes[dim]}."
+                )
+    if "observed_data" in tree.children:
+        check_observed(tree, n_classes, closed_form.sizes["feature"])
+
+
 def check_params(cls, params: dict):
     """The estimator of ``params`` (as :func:`bayesgen.io.model_files.load` read them), its
-    parameters
-    checked by the rules its ``fit`` applies.
+    parameters checked by the rules its ``fit`` applies.
 
     Raises
     ------
@@ -86,8 +152,6 @@ def check_binarize(estimator, closed_form: xr.Dataset) -> None:
     ...
     ValueError: params say binarize=None but the closed_form group was computed with binarize=0.5.
     """
-    from bayesgen.input.data import check_binarize as rule
-
     if "binarize" not in estimator.get_params(deep=False):
         return
     values = {}
@@ -96,7 +160,7 @@ def check_binarize(estimator, closed_form: xr.Dataset) -> None:
             value = closed_form.attrs.get("binarize")
             value = value.item() if isinstance(value, np.generic) else value
         try:
-            values[where] = rule(value)
+            values[where] = binarize_rule(value)
         except (TypeError, ValueError) as error:
             raise ValueError(f"{where}: {error}") from None
     if values["params"] != values["closed_form attribute"]:
@@ -106,8 +170,15 @@ def check_binarize(estimator, closed_form: xr.Dataset) -> None:
         )
 
 
-def check_statistics(closed_form: xr.Dataset) -> None:
+def check_statistics(closed_form: xr.Dataset, model: Family) -> None:
     """Counts finite and non-negative, sizes that agree with them, scatters that are scatters.
+
+    Parameters
+    ----------
+    closed_form : xarray.Dataset
+        A file's closed_form group.
+    model : Family
+        The model of the file's estimator (its ``model_``), whose statistics these are.
 
     Raises
     ------
@@ -116,17 +187,17 @@ def check_statistics(closed_form: xr.Dataset) -> None:
 
     Examples
     --------
-    >>> from bayesgen import closed_form
+    >>> from bayesgen import MultinomialNB, closed_form
     >>> from bayesgen.io.file_checks import check_statistics
     >>> fit = closed_form.multinomial_nb([[2, 1], [0, 3], [1, 1]], ["a", "b", "b"])
-    >>> check_statistics(fit)
-    >>> check_statistics(fit.assign(class_count=("class", [1.0, -2.0])))
+    >>> model = MultinomialNB().model_
+    >>> check_statistics(fit, model)
+    >>> check_statistics(fit.assign(class_count=("class", [1.0, -2.0])), model)
     Traceback (most recent call last):
     ...
     ValueError: closed_form 'class_count' holds negative counts (1 of 2; the first, -2, at ...
     """
-    model_family = family(closed_form)
-    for name in model_family.statistics:
+    for name in model.statistics:
         values = closed_form[name].values
         if values.dtype == bool:
             continue
@@ -253,9 +324,7 @@ def check_recomputed(estimator, closed_form: xr.Dataset) -> None:
     ValueError: closed_form 'class_prob' is not what its statistics ... give: 0.4 where they give
     0.997012 (at class='a'; 2 of 2 values differ). The statistics or the estimates were altered.
     """
-    from bayesgen.input.params import EVIDENCE, EVIDENCE_PER_CLASS
-
-    model_family = family(closed_form)
+    model_family = estimator.model_
     resolved = {}
     for key in ("alpha", "class_alpha"):
         value = getattr(estimator, key, None)
@@ -300,6 +369,58 @@ def check_recomputed(estimator, closed_form: xr.Dataset) -> None:
 
 
 # -- private ----------------------------------------------------------------------------------
+
+
+def _check_draws(dataset: xr.Dataset, group: str, parameters: dict) -> None:
+    """A group of draws (posterior, prior): every parameter over (chain, draw, ...), at least
+    one of each, finite, and probabilities in [0, 1]."""
+    _check_variables(dataset, group, {k: ("chain", "draw", *d) for k, d in parameters.items()})
+    for dim in ("chain", "draw"):
+        if dataset.sizes[dim] < 1:
+            raise ValueError(f"the {group!r} group has no {dim}s.")
+    for variable in parameters:
+        values = dataset[variable].values
+        if not np.isfinite(values).all():
+            raise ValueError(
+                f"{group} {variable!r} holds {np.count_nonzero(~np.isfinite(values))} NaN "
+                f"or infinite draws of {values.size}."
+            )
+        if variable.endswith("_prob") and not ((values >= 0) & (values <= 1)).all():
+            raise ValueError(f"{group} {variable!r} holds values outside [0, 1].")
+
+
+def _check_variables(dataset: xr.Dataset, group: str, expected: dict) -> None:
+    for variable, dims in expected.items():
+        if variable not in dataset.data_vars:
+            raise ValueError(f"the {group!r} group has no variable {variable!r}.")
+        if dataset[variable].dims != tuple(dims):
+            raise ValueError(
+                f"{group} {variable!r} has dims {dataset[variable].dims}; expected {tuple(dims)}."
+            )
+
+
+def _check_alignment(dataset: xr.Dataset, group: str, closed_form: xr.Dataset) -> None:
+    """The class, feature and category dims of a group agree with the closed_form group."""
+    for dim in ("class", "feature", "feature2", "category"):
+        if dim not in dataset.dims or dim not in closed_form.dims:
+            continue
+        size, expected = dataset.sizes[dim], closed_form.sizes[dim]
+        if size != expected:
+            raise ValueError(
+                f"the {group!r} group has {size} entries along {dim!r} but the closed_form "
+                f"group has {expected}."
+            )
+        if dim in ("class", "feature") and dim in dataset.coords and dim in closed_form.coords:
+            if not np.array_equal(dataset[dim].values, closed_form[dim].values):
+                raise ValueError(
+                    f"the {group!r} group's {dim} names {_preview(dataset[dim].values)} differ "
+                    f"from the closed_form group's {_preview(closed_form[dim].values)}."
+                )
+
+
+def _preview(values: np.ndarray) -> str:
+    shown = [str(v) for v in values[:5]]
+    return str(shown)[:-1] + (", ...]" if len(values) > 5 else "]")
 
 
 def _check_sizes(closed_form: xr.Dataset) -> None:
@@ -388,19 +509,3 @@ def _where(variable: xr.DataArray, mask: np.ndarray) -> str:
         label = variable[dim].values[i] if dim in variable.coords else i
         parts.append(f"{dim}={label.item() if isinstance(label, np.generic) else label!r}")
     return ", ".join(parts)
-
-
-def readable_size(n: float) -> str:
-    """``n`` bytes as "512 bytes", "3.2 MiB" or "60.0 GiB".
-
-    Examples
-    --------
-    >>> from bayesgen.io.file_checks import readable_size
-    >>> readable_size(512), readable_size(3.2 * 2**20), readable_size(2 * 10**9 * 2 * 8)
-    ('512 bytes', '3.2 MiB', '29.8 GiB')
-    """
-    for unit in ("bytes", "KiB", "MiB", "GiB"):
-        if n < 1024 or unit == "GiB":
-            return f"{n:,.0f} {unit}" if unit == "bytes" else f"{n:,.1f} {unit}"
-        n /= 1024
-    raise AssertionError("unreachable")
