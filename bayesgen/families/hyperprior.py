@@ -563,31 +563,11 @@ def conjugate_draws(
     theta = np.empty((*sample_shape, *c0.shape), dtype=dtype)
     # One draw at a time, each with its own concentration: no (draws × cells) temporary.
     for index in np.ndindex(*sample_shape):
-        concentration = np.where(inactive, 1.0, c0 + lambdas[index] * c1)
-        theta[index] = _dirichlet_draw(rng, concentration, inactive)
+        concentration = np.where(inactive, 0.0, c0 + lambdas[index] * c1)
+        theta[index] = dirichlet_draws(rng, concentration, (), np.float64, tiny_shapes=True)
     variables["feature_prob"] = (dims, theta[..., 0] if beta else theta)
     variables["alpha"] = ((), lambdas.astype(dtype))
     return variables
-
-
-def _dirichlet_draw(rng, concentration: np.ndarray, inactive: np.ndarray) -> np.ndarray:
-    """One Dirichlet draw along the last axis, as normalised Gamma variates.
-
-    λ may be tiny (p(λ | D) can reach far below 1e-10), and Gamma variates of such shapes
-    underflow to 0, leaving 0 / 0 for a simplex of zero counts. Below shape 1 the variate is
-    drawn on the log scale, log G(a) = log G(a + 1) + log(U) / a (G(a + 1) U^(1/a) ~ G(a)),
-    and each simplex normalised from its largest log: exact, and never 0 / 0.
-    """
-    small = (concentration < 1.0) & ~inactive
-    if not small.any():
-        draw = rng.standard_gamma(concentration)
-        draw[inactive] = 0
-        return draw / draw.sum(axis=-1, keepdims=True)
-    log_draw = np.log(rng.standard_gamma(np.where(small, concentration + 1.0, concentration)))
-    log_draw[small] += np.log(rng.random(int(small.sum()))) / concentration[small]
-    log_draw[inactive] = -np.inf
-    draw = np.exp(log_draw - log_draw.max(axis=-1, keepdims=True))
-    return draw / draw.sum(axis=-1, keepdims=True)
 
 
 def conjugate_mode(model_family: NaiveBayesFamily, estimates: xr.Dataset) -> dict:

@@ -230,12 +230,19 @@ def log_prob_terms(
     return order, finite
 
 
-def dirichlet_draws(rng, concentration: np.ndarray, sample_shape, dtype) -> np.ndarray:
+def dirichlet_draws(
+    rng, concentration: np.ndarray, sample_shape, dtype, *, tiny_shapes: bool = False
+) -> np.ndarray:
     """Dirichlet draws along the last axis of ``concentration`` via normalised Gamma variates.
 
     Written one draw at a time straight into a preallocated array of ``dtype``: 1,000 draws of
     a 20-class × 50,000-word model take 4 GB in float32 and no temporary of the same size.
     Zero concentrations give probability 0 (the padding of the categorical model).
+
+    ``tiny_shapes=True`` draws every concentration below 1 on the log scale, log G(a) =
+    log G(a + 1) + log(U) / a (G(a + 1) U^(1/a) ~ G(a)), and normalises each simplex from its
+    largest log: exact, and never 0 / 0 where all of a simplex's variates would underflow (a
+    λ from p(λ | D) can reach far below 1e-10). It draws in float64 and then casts.
 
     Examples
     --------
@@ -253,6 +260,11 @@ def dirichlet_draws(rng, concentration: np.ndarray, sample_shape, dtype) -> np.n
     inactive = concentration <= 0
     shape = np.where(inactive, 1.0, concentration)
     has_inactive = bool(inactive.any())
+    small = (shape < 1.0) & ~inactive if tiny_shapes else None
+    if small is not None and small.any():
+        for index in np.ndindex(*sample_shape):
+            out[index] = _log_scale_draw(rng, shape, inactive, small)
+        return out
     for index in np.ndindex(*sample_shape):
         draw = out[index]
         rng.standard_gamma(shape, dtype=out.dtype, out=draw)
@@ -261,6 +273,15 @@ def dirichlet_draws(rng, concentration: np.ndarray, sample_shape, dtype) -> np.n
         # Sum in float64: 50,000 float32 terms would lose digits.
         draw /= draw.sum(axis=-1, keepdims=True, dtype=np.float64).astype(out.dtype)
     return out
+
+
+def _log_scale_draw(rng, shape: np.ndarray, inactive: np.ndarray, small: np.ndarray) -> np.ndarray:
+    """One Dirichlet draw in float64 with the ``small`` shapes drawn on the log scale."""
+    log_draw = np.log(rng.standard_gamma(np.where(small, shape + 1.0, shape)))
+    log_draw[small] += np.log(rng.random(int(small.sum()))) / shape[small]
+    log_draw[inactive] = -np.inf
+    draw = np.exp(log_draw - log_draw.max(axis=-1, keepdims=True))
+    return draw / draw.sum(axis=-1, keepdims=True)
 
 
 def log(values) -> np.ndarray:
