@@ -14,33 +14,33 @@ fine grid in u = log λ:
 
 * the mode u* solves d/du log p(u | D) = 0 (Brent's method on the evidence's digamma
   derivative), and the curvature there gives the posterior's scale s in u;
-* the grid runs from u* outwards, in steps of s, until the log density is 50 below its
-  maximum *and* the tail beyond the edge, bounded by p(edge) over the absolute slope of
-  log p in u there (a bound for a log-concave tail), carries less than 1e-12 of the mass;
-  then equally spaced points cover that range, at least
-  :data:`~bayesgen.maths.alpha_posterior.GRID_POINTS` and at most s / 50 apart;
+* the grid runs from u* outwards, in steps of s, until the log density is 50 below its maximum
+  *and* the tail beyond the edge, bounded by p(edge) over the absolute slope of log p in u there
+  (a bound for a log-concave tail), carries less than 1e-12 of the mass; then equally spaced
+  points cover that range, at least :data:`~bayesgen.maths.alpha_posterior.GRID_POINTS` and at
+  most s / 50 apart;
 * expectations E[f(λ) | D] (λ's mean and SD, θ's posterior moments as mixtures over λ) are
-  trapezoid sums on that grid, exponentially accurate for a smooth density decaying at both
-  ends (tests: agreement with ``scipy.integrate.quad`` to 1e-6 relative and better);
-* the same sum, before it is normalised, is the evidence with λ integrated out,
-  p(X | y) = ∫ p(X | y, λ) Gamma(λ; shape, rate) dλ (:attr:`AlphaPosterior.log_evidence`,
+  trapezoid sums on that grid, exponentially accurate for a smooth density decaying at both ends
+  (tests: agreement with ``scipy.integrate.quad`` to 1e-6 relative and better);
+* the same sum, before it is normalised, is the evidence with λ integrated out, p(X | y) = ∫ p(X
+  | y, λ) Gamma(λ; shape, rate) dλ (:attr:`AlphaPosterior.log_evidence`,
   :func:`feature_log_evidence`; tests: ``quad`` to 1e-9 in the log);
 * draws: the log density is interpolated by a cubic spline through the grid onto a grid
-  :data:`~bayesgen.maths.alpha_posterior.REFINE` times finer, and each draw picks a fine cell
-  by its mass and inverts the CDF of the cell's exponential (log-linear) density exactly. The
-  draws therefore follow that interpolant, whose density differs from p(λ | D) by far less
-  than 1e-6 relative (spline and log-linear errors at cells of 1/800 of the posterior's width):
-  a difference no Monte Carlo check of feasible size can see. Then θ | λ, D ~ Dirichlet(n + λ) for each draw's own λ.
+  :data:`~bayesgen.maths.alpha_posterior.REFINE` times finer, and each draw picks a fine cell by
+  its mass and inverts the CDF of the cell's exponential (log-linear) density exactly. The draws
+  therefore follow that interpolant, whose density differs from p(λ | D) by far less than 1e-6
+  relative (spline and log-linear errors at cells of 1/800 of the posterior's width): a
+  difference no Monte Carlo check of feasible size can see. Then θ | λ, D ~ Dirichlet(n + λ) for
+  each draw's own λ.
 
 The estimators' ``alpha`` must stay at its default when ``alpha_prior`` is given (λ is then
 learned, not set); the closed-form Dataset records the hyperprior (attrs ``alpha_prior_shape``,
 ``alpha_prior_rate``), λ's posterior mean as the representative ``alpha`` for what needs one
-number (the plug-in probabilities of ``bayesgen.closed_form``, the sweeps and plots; the
-exact posterior predictive integrates λ out over p(λ | D) instead, and leave-one-out over
-p(λ | D without row i), by the same quadrature), its posterior SD (``alpha_sd``), the
-variable ``alpha`` (its posterior mean, the closed-form estimate of the posterior variable
-``alpha``), and ``feature_prob`` = E_λ[add-λ | D], θ's posterior mean.
-"""
+number (the plug-in probabilities of ``bayesgen.closed_form``, the sweeps and plots; the exact
+posterior predictive integrates λ out over p(λ | D) instead, and leave-one-out over p(λ | D
+without row i), by the same quadrature), its posterior SD (``alpha_sd``), the variable ``alpha``
+(its posterior mean, the closed-form estimate of the posterior variable ``alpha``), and
+``feature_prob`` = E_λ[add-λ | D], θ's posterior mean."""
 
 from __future__ import annotations
 
