@@ -369,7 +369,8 @@ def test_gda_lkj_nuts_gives_mu_near_the_mle():
 
 
 def test_draw_quantiles_on_two_threads_equal_numpys_and_cover_every_column():
-    from bayesgen.estimators.classifier import _THREADED_QUANTILE_VALUES, _draw_quantiles
+    from bayesgen.estimators.prediction import _THREADED_QUANTILE_VALUES
+    from bayesgen.estimators.prediction import draw_quantiles as _draw_quantiles
 
     rng = np.random.default_rng(0)
     samples = rng.random((200, 101, 70))  # odd columns: the halves differ in size
