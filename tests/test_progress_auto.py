@@ -1,6 +1,7 @@
 """A first NUTS fit says what it is doing when someone watches, and stays quiet otherwise."""
 
 import logging
+import os
 import sys
 
 import pytest
@@ -54,3 +55,40 @@ def test_an_unwatched_fit_prints_nothing(capfd):
     MultinomialNB(prior_draws=20, **SMALL).fit(X, y)
     captured = capfd.readouterr()
     assert captured.err == "" and captured.out == ""
+
+
+# -- PyMC's progress table gets room where no terminal gives a width ---------------------------
+
+
+def test_the_progress_table_is_wide_where_no_terminal_gives_a_width(monkeypatch):
+    from rich.console import Console
+
+    from bayesgen.inference import progress
+
+    monkeypatch.delenv("COLUMNS", raising=False)
+    monkeypatch.delenv("JUPYTER_COLUMNS", raising=False)
+    monkeypatch.setattr(progress, "_on_a_terminal", lambda: False)
+    with progress.wide_progress_table():
+        assert Console().width == progress.PROGRESS_TABLE_COLUMNS >= 120
+    assert "COLUMNS" not in os.environ and "JUPYTER_COLUMNS" not in os.environ
+
+
+def test_the_progress_table_keeps_a_width_the_user_set(monkeypatch):
+    from rich.console import Console
+
+    from bayesgen.inference import progress
+
+    monkeypatch.setenv("COLUMNS", "100")
+    monkeypatch.setattr(progress, "_on_a_terminal", lambda: False)
+    with progress.wide_progress_table():
+        assert Console().width == 100
+    assert os.environ["COLUMNS"] == "100"
+
+
+def test_the_progress_table_keeps_a_terminals_own_width(monkeypatch):
+    from bayesgen.inference import progress
+
+    monkeypatch.delenv("COLUMNS", raising=False)
+    monkeypatch.setattr(progress, "_on_a_terminal", lambda: True)
+    with progress.wide_progress_table():
+        assert "COLUMNS" not in os.environ

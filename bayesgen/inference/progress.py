@@ -7,9 +7,11 @@ is being done, and ``--quiet`` silences them without hiding a result.
 
 from __future__ import annotations
 
+import os
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import TextIO
 
 #: What a first compilation of a PyMC model graph costs (C compilation by PyTensor); the
@@ -39,6 +41,52 @@ def interactive() -> bool:
 def show_progress(progressbar) -> bool:
     """``progressbar`` as the estimators take it (True, False or "auto") made a bool."""
     return interactive() if isinstance(progressbar, str) else bool(progressbar)
+
+
+#: Columns PyMC's NUTS progress table needs to show every column (draws, divergences, step
+#: size, gradient evaluations, speed, elapsed and remaining time) whole.
+PROGRESS_TABLE_COLUMNS = 132
+
+
+def _on_a_terminal() -> bool:
+    """Whether a standard stream is a terminal, whose own width the table then takes."""
+    for stream in (sys.stdin, sys.stdout, sys.stderr):
+        try:
+            os.get_terminal_size(stream.fileno())
+        except (AttributeError, ValueError, OSError):
+            continue
+        return True
+    return False
+
+
+@contextmanager
+def wide_progress_table() -> Iterator[None]:
+    """Give PyMC's progress table room where it cannot measure any: rich, which draws it,
+    assumes 80 columns where no standard stream is a terminal (a log, a notebook's output
+    capture) and 115 in Jupyter, and cuts the table's columns to fit. Inside, ``COLUMNS``
+    and ``JUPYTER_COLUMNS`` are :data:`PROGRESS_TABLE_COLUMNS` unless the user set them or a
+    terminal gives its own width; afterwards they are as before.
+
+    Examples
+    --------
+    >>> import os
+    >>> from bayesgen.inference.progress import wide_progress_table
+    >>> before = os.environ.get("COLUMNS")
+    >>> with wide_progress_table():
+    ...     pass
+    >>> os.environ.get("COLUMNS") == before
+    True
+    """
+    names = ("COLUMNS", "JUPYTER_COLUMNS")
+    if any(name in os.environ for name in names) or _on_a_terminal():
+        yield
+        return
+    os.environ.update(dict.fromkeys(names, str(PROGRESS_TABLE_COLUMNS)))
+    try:
+        yield
+    finally:
+        for name in names:
+            os.environ.pop(name, None)
 
 
 class Progress:

@@ -24,6 +24,7 @@ import xarray as xr
 from bayesgen import __version__
 from bayesgen.families import family
 from bayesgen.families.base import parameter_coords
+from bayesgen.inference.progress import wide_progress_table
 
 #: Warnings PyMC emits for choices we make on purpose (few chains on 2 cores, Potentials in
 #: prior sampling); hidden so that users see only what concerns them.
@@ -107,7 +108,12 @@ def sample_nuts(
     # fight for them (2 × 10,000 words, 30 + 30 steps of 2 chains on 2 cores: 1.3 s with
     # this limit, over 9 minutes without). PyMC sets no limit in the workers it forks (the
     # Linux default; pymc#7354); they inherit this one, set in the parent before the fork.
-    with model, _quiet(progressbar), threadpool_limits(limits=1, user_api="blas"):
+    with (
+        model,
+        _quiet(progressbar),
+        threadpool_limits(limits=1, user_api="blas"),
+        wide_progress_table(),
+    ):
         idata = pm.sample(
             draws=draws,
             tune=tune,
