@@ -14,10 +14,15 @@ import numpy as np
 import scipy.sparse as sp
 import xarray as xr
 
-from bayesgen.families.base import beta_marginal, class_marginal
+from bayesgen.families.class_prior import class_marginal
 from bayesgen.families.expected import dirichlet_kurtosis, dirichlet_sd
 from bayesgen.families.hyperprior import has_alpha_prior
-from bayesgen.families.naive_bayes import FeatureStatistics, NaiveBayesFamily
+from bayesgen.families.naive_bayes import (
+    FeatureStatistics,
+    NaiveBayesFamily,
+    naive_bayes_presentation,
+)
+from bayesgen.families.results import beta_marginal
 from bayesgen.input.data import TrainingData
 from bayesgen.maths.counts import class_means, feature_counts
 from bayesgen.maths.dirichlet import add_lambda, log, log_prob_terms, simplex_mode
@@ -40,12 +45,14 @@ class BernoulliFamily(NaiveBayesFamily):
     estimator = "BernoulliNB"
     cli_name = "bernoulli"
     feature_kind = "binary"
-    top_parameter_label = "P(feature present | class)"
-    ppc_variables = ("present_features",)
-    ppc_caption = (
-        "present_features counts the features present in each row: features that occur "
-        "together, which the model draws independently, make the black curve wider than the "
-        "blue ones."
+    presentation = naive_bayes_presentation(
+        top_parameter_label="P(feature present | class)",
+        ppc_variables=("present_features",),
+        ppc_caption=(
+            "present_features counts the features present in each row: features that occur "
+            "together, which the model draws independently, make the black curve wider than the "
+            "blue ones."
+        ),
     )
     parameters: ClassVar[dict[str, tuple[str, ...]]] = {
         "class_prob": ("class",),

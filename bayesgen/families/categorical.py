@@ -18,7 +18,11 @@ import scipy.sparse as sp
 import xarray as xr
 
 from bayesgen.families.expected import dirichlet_kurtosis, dirichlet_sd
-from bayesgen.families.naive_bayes import FeatureStatistics, NaiveBayesFamily
+from bayesgen.families.naive_bayes import (
+    FeatureStatistics,
+    NaiveBayesFamily,
+    naive_bayes_presentation,
+)
 from bayesgen.input.data import TrainingData
 from bayesgen.maths.counts import category_counts
 from bayesgen.maths.dirichlet import add_lambda, log, log_prob_terms, simplex_mode
@@ -41,12 +45,14 @@ class CategoricalFamily(NaiveBayesFamily):
     estimator = "CategoricalNB"
     cli_name = "categorical"
     feature_kind = "categorical"
-    top_parameter_label = "P(feature = category | class)"
-    ppc_variables = ("class_category_freq",)
-    ppc_caption = (
-        "class_category_freq is the share of each class's rows in each category of each "
-        "feature, all cells pooled. The model fits these directly, so a black curve wider than "
-        "the blue ones means a λ strong enough to pull the frequencies towards uniform."
+    presentation = naive_bayes_presentation(
+        top_parameter_label="P(feature = category | class)",
+        ppc_variables=("class_category_freq",),
+        ppc_caption=(
+            "class_category_freq is the share of each class's rows in each category of each "
+            "feature, all cells pooled. The model fits these directly, so a black curve wider than "
+            "the blue ones means a λ strong enough to pull the frequencies towards uniform."
+        ),
     )
     parameters: ClassVar[dict[str, tuple[str, ...]]] = {
         "class_prob": ("class",),

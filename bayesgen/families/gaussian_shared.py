@@ -1,16 +1,52 @@
-"""What GDA and QDA share beyond the interface: the evidence and exact leave-one-out joint of
-a normal-inverse-Wishart posterior, given the family's posterior parameters.
+"""What GDA and QDA share beyond the interface: the evidence, exact leave-one-out joint and
+per-draw joint statistics of a normal-inverse-Wishart posterior, given the family's posterior
+parameters, and how a Gaussian block is shown.
 """
 
 from __future__ import annotations
 
 import numpy as np
+import xarray as xr
 
-from bayesgen.families.base import class_log_evidence, loo_class_log_prob
+from bayesgen.families.class_prior import class_log_evidence, class_statistic, loo_class_log_prob
+from bayesgen.families.presentation import Presentation
 from bayesgen.maths.evidence import niw_log_evidence
 from bayesgen.maths.gaussian import niw_leave_one_out_log_density
+from bayesgen.maths.joint_statistics import normal_inverse_wishart_statistics
 
-__all__ = ["gaussian_log_evidence", "gaussian_loo_log_joint"]
+__all__ = [
+    "gaussian_joint_statistics",
+    "gaussian_log_evidence",
+    "gaussian_loo_log_joint",
+    "gaussian_presentation",
+]
+
+
+def gaussian_presentation(
+    top_parameter_label: str,
+    top_parameter_caption: str,
+    variable_symbols: dict[str, str],
+    *,
+    linear_boundaries: bool,
+) -> Presentation:
+    """The :class:`~bayesgen.families.presentation.Presentation` of a Gaussian block: π and μ
+    plotted, the class means' pair plot and decision boundary in the report, and each class's
+    feature means as the predictive check's statistic."""
+    return Presentation(
+        plot_variables=("class_prob", "mu"),
+        top_parameter_label=top_parameter_label,
+        top_parameter_caption=top_parameter_caption,
+        variable_symbols=variable_symbols,
+        ppc_variables=("class_feature_mean",),
+        ppc_caption=(
+            "class_feature_mean is each feature's mean within each class, in pooled within-class "
+            "SDs from the feature's mean, all cells pooled. The model fits these directly, so a "
+            "black curve outside the blue ones means a prior (mean, κ₀) strong enough to pull the "
+            "class means."
+        ),
+        report_plots=("mu_pair", "decision_boundary"),
+        linear_boundaries=linear_boundaries,
+    )
 
 
 def gaussian_log_evidence(estimates, posterior_parameters) -> float:
@@ -47,3 +83,16 @@ def gaussian_loo_log_joint(estimates, X, y_codes, posterior_parameters) -> np.nd
     return loo_class_log_prob(estimates, y_codes) + niw_leave_one_out_log_density(
         X, y_codes, posterior
     )
+
+
+def gaussian_joint_statistics(
+    estimates: xr.Dataset, posterior: xr.Dataset, class_alpha: float, params: dict, *, shared
+) -> list:
+    """Σ log π, κ (μ − m)ᵀ Σ⁻¹ (μ − m) and tr(Ψ Σ⁻¹) of each draw under the normal-inverse-
+    Wishart posterior ``params`` (one Σ where ``shared``; see
+    :func:`bayesgen.maths.joint_statistics.normal_inverse_wishart_statistics`), for
+    ``Family.joint_statistics``."""
+    moments = normal_inverse_wishart_statistics(
+        posterior["mu"].values, posterior["cov"].values, params, shared=shared
+    )
+    return [class_statistic(estimates, posterior, class_alpha), *moments]

@@ -14,20 +14,29 @@ imports PyMC and PyTensor inside that method, so the closed forms stay importabl
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 import xarray as xr
 from scipy import stats as scipy_stats
 
-import bayesgen.families.base as base
-from bayesgen.families.gaussian_shared import gaussian_log_evidence, gaussian_loo_log_joint
+from bayesgen.families.base import Family
+from bayesgen.families.class_prior import class_concentration, class_marginal, class_statistic
+from bayesgen.families.gaussian_shared import (
+    gaussian_joint_statistics,
+    gaussian_log_evidence,
+    gaussian_loo_log_joint,
+    gaussian_presentation,
+)
 from bayesgen.families.gda_checks import (
     LINEAR_FORM_FAILURE,
     LINEAR_FORM_IDENTITY,
     gda_expected,
     linear_form_errors,
 )
+from bayesgen.families.presentation import TopParameters
+from bayesgen.families.results import DrawIdentity, Marginal, Variable, niw_marginals
 from bayesgen.input.alpha import check_smoothing
 from bayesgen.input.statistics import gaussian_statistics, merge_gaussian_statistics
 from bayesgen.maths.counts import class_means, class_means_and_scatter
@@ -50,14 +59,13 @@ if TYPE_CHECKING:
     import pymc as pm
 
 
-class GaussianFamily(base.Family):
+class GaussianFamily(Family):
     """Gaussian discriminant analysis with a shared covariance (see the module docstring)."""
 
     name = "gda"
     estimator = "GaussianDiscriminantAnalysis"
     cli_name = "gda"
     feature_kind = "real"
-    smoothing = False
     # The K > 2 form; two classes store the logistic θ, θ₀ instead (see parameter_dims).
     parameters: ClassVar[dict[str, tuple[str, ...]]] = {
         "class_prob": ("class",),
@@ -71,22 +79,20 @@ class GaussianFamily(base.Family):
         "class_mean": ("class", "feature"),
         "scatter": ("feature", "feature2"),
     }
-    # -- plots and the report (see base.Family) --
-    plot_variables = ("class_prob", "mu")
-    report_plots = ("mu_pair", "decision_boundary")
-    variable_symbols: ClassVar[dict[str, str]] = {"mu": "μ"}
-    top_parameter_label = "standardised discriminant weight θ·s"
-    top_parameter_caption = (
-        "discriminant weights θ in standard units (θ·s, s the feature's within-class SD, as "
-        "the plots' feature selection ranks them)"
+    presentation = gaussian_presentation(
+        top_parameter_label="standardised discriminant weight θ·s",
+        top_parameter_caption=(
+            "discriminant weights θ in standard units (θ·s, s the feature's within-class SD, as "
+            "the plots' feature selection ranks them)"
+        ),
+        variable_symbols={"mu": "μ"},
+        linear_boundaries=True,
     )
-    ppc_variables = ("class_feature_mean",)
-    ppc_caption = (
-        "class_feature_mean is each feature's mean within each class, in pooled within-class "
-        "SDs from the feature's mean, all cells pooled. The model fits these directly, so a "
-        "black curve outside the blue ones means a prior (mean, κ₀) strong enough to pull the "
-        "class means."
-    )
+
+    def has_exact_predictive(self, options: Mapping | None = None) -> bool:
+        """False for the LKJ covariance prior (``options["cov_prior"] == "lkj"``), which has
+        no closed-form posterior; True for the normal-inverse-Wishart prior."""
+        return (options or {}).get("cov_prior", "conjugate") == "conjugate"
 
     def parameter_dims(self, estimates: xr.Dataset) -> dict[str, tuple[str, ...]]:
         """The parameters and their dims for this fit: two classes have one ``coef`` vector
@@ -103,7 +109,7 @@ class GaussianFamily(base.Family):
         coef = np.abs(np.atleast_2d(estimates["coef"].values)).max(axis=0)
         return coef * np.sqrt(np.diag(estimates["cov"].values))
 
-    def top_parameters(self, estimates: xr.Dataset, posterior: xr.Dataset) -> base.TopParameters:
+    def top_parameters(self, estimates: xr.Dataset, posterior: xr.Dataset) -> TopParameters:
         """The discriminant weights of each class in standard units, θ_j·s_j (s_j the
         feature's within-class SD, from the closed-form Σ), ranked by their closed-form
         |θ·s|: the weights :meth:`feature_scores` ranks by, so a change of a feature's units
@@ -116,7 +122,7 @@ class GaussianFamily(base.Family):
             coef = coef.expand_dims({"class": [estimates["class"].values[1]]}, axis=2)
             title = "log-odds of class {}"
         scores = np.abs(np.atleast_2d(estimates["coef"].values)) * scale
-        return base.TopParameters(coef, scores, title)
+        return TopParameters(coef, scores, title)
 
     # -- closed forms (NumPy) ------------------------------------------------------------
 
@@ -301,13 +307,13 @@ class GaussianFamily(base.Family):
 
     def conjugate_draws(
         self, estimates: xr.Dataset, rng, sample_shape, dtype, *, posterior: bool
-    ) -> dict[str, base.Variable]:
+    ) -> dict[str, Variable]:
         """π from its Dirichlet, then Σ from the inverse-Wishart and μ_k | Σ from its normal.
 
         The order of the random draws (π, then Σ, then μ) is part of the result: a seeded fit
         gives the same draws in every release.
         """
-        concentration = base.class_concentration(estimates, posterior=posterior)
+        concentration = class_concentration(estimates, posterior=posterior)
         class_prob = dirichlet_draws(rng, concentration, sample_shape, dtype)
         params = _niw_parameters(estimates, posterior=posterior)
         n_classes, n_features = estimates.sizes["class"], estimates.sizes["feature"]
@@ -335,14 +341,14 @@ class GaussianFamily(base.Family):
             out[name] = (dims, unflatten(values))
         return out
 
-    def conjugate_mode(self, estimates: xr.Dataset) -> dict[str, base.Variable]:
+    def conjugate_mode(self, estimates: xr.Dataset) -> dict[str, Variable]:
         """π at its Dirichlet mode, μ_k = m_k and Σ = Ψ_N / (ν_N + D + 1 + K).
 
         That is the joint mode of (μ, Σ): each of the K class means adds a factor |Σ|^(-1/2)
         to the inverse-Wishart density. ``coef`` and ``intercept`` are the linear form at that
         point, as ``find_MAP`` reports its deterministics.
         """
-        class_prob = mode_of(base.class_concentration(estimates, posterior=True))
+        class_prob = mode_of(class_concentration(estimates, posterior=True))
         params = _niw_parameters(estimates, posterior=True)
         n_classes, n_features = estimates.sizes["class"], estimates.sizes["feature"]
         mu = params["mean"]
@@ -354,15 +360,13 @@ class GaussianFamily(base.Family):
             **_linear_form_variables(class_prob, mu, cov),
         }
 
-    def exact_marginals(self, estimates: xr.Dataset) -> dict[str, base.Marginal]:
+    def exact_marginals(self, estimates: xr.Dataset) -> dict[str, Marginal]:
         """π's Beta marginals, μ's Student-t and Σ's moments (inverse-gamma diagonal) of the
-        normal-inverse-Wishart posterior (:func:`~bayesgen.families.base.niw_marginals`);
+        normal-inverse-Wishart posterior (:func:`~bayesgen.families.results.niw_marginals`);
         ``coef`` and ``intercept`` have none."""
         params = _niw_parameters(estimates, posterior=True)
-        marginals = base.niw_marginals(
-            params["mean"], params["kappa"], params["dof"], params["scale"]
-        )
-        return {"class_prob": base.class_marginal(estimates), **marginals}
+        marginals = niw_marginals(params["mean"], params["kappa"], params["dof"], params["scale"])
+        return {"class_prob": class_marginal(estimates), **marginals}
 
     # -- PyMC ----------------------------------------------------------------------------
 
@@ -492,15 +496,15 @@ class GaussianFamily(base.Family):
         and tr(Ψ Σ⁻¹) ~ χ² of each draw (:func:`bayesgen.maths.joint_statistics.
         normal_inverse_wishart_statistics`): a wrong κ, ν or Ψ moves them."""
         if (options or {}).get("cov_prior", "conjugate") != "conjugate":
-            return [base.class_statistic(estimates, posterior, class_alpha)]
+            return [class_statistic(estimates, posterior, class_alpha)]
         params = _niw_parameters(estimates, posterior=True)
-        return base.gaussian_statistics(estimates, posterior, class_alpha, params, shared=True)
+        return gaussian_joint_statistics(estimates, posterior, class_alpha, params, shared=True)
 
-    def draw_identities(self, posterior: xr.Dataset) -> list[base.DrawIdentity]:
+    def draw_identities(self, posterior: xr.Dataset) -> list[DrawIdentity]:
         """Every draw's ``coef`` and ``intercept`` are the linear form of its own (π, μ, Σ),
         whatever the prior, to the rounding of the stored draws."""
         return [
-            base.DrawIdentity(
+            DrawIdentity(
                 statements=LINEAR_FORM_IDENTITY,
                 errors=linear_form_errors(posterior),
                 failure=LINEAR_FORM_FAILURE,
@@ -523,7 +527,7 @@ class GaussianFamily(base.Family):
         NotImplementedError
             For ``options["cov_prior"] == "lkj"``, which has no closed-form posterior.
         """
-        if (options or {}).get("cov_prior", "conjugate") != "conjugate":
+        if not self.has_exact_predictive(options):
             raise NotImplementedError(
                 "gda: cov_prior='lkj' has no closed-form leave-one-out posterior."
             )
@@ -544,7 +548,7 @@ FAMILY = GaussianFamily()
 # Private helpers.
 
 
-def _linear_form_variables(class_prob, mu, cov) -> dict[str, base.Variable]:
+def _linear_form_variables(class_prob, mu, cov) -> dict[str, Variable]:
     """``coef`` and ``intercept`` of one point or a batch of draws (leading axes kept)."""
     coef, intercept = gda_linear_form(class_prob, mu, cov)
     if coef.shape[-2] == 2:

@@ -17,7 +17,11 @@ from scipy.special import gammaln
 
 from bayesgen.families.expected import dirichlet_kurtosis, dirichlet_sd
 from bayesgen.families.hyperprior import has_alpha_prior
-from bayesgen.families.naive_bayes import FeatureStatistics, NaiveBayesFamily
+from bayesgen.families.naive_bayes import (
+    FeatureStatistics,
+    NaiveBayesFamily,
+    naive_bayes_presentation,
+)
 from bayesgen.input.data import TrainingData
 from bayesgen.maths.counts import feature_counts
 from bayesgen.maths.dirichlet import add_lambda, log, log_prob_terms, simplex_mode
@@ -35,12 +39,14 @@ class MultinomialFamily(NaiveBayesFamily):
     estimator = "MultinomialNB"
     cli_name = "multinomial"
     feature_kind = "count"
-    top_parameter_label = "P(word | class)"
-    ppc_variables = ("distinct_words",)
-    ppc_caption = (
-        "distinct_words counts the different words of each document, its length kept as "
-        "observed: real text repeats its words (burstiness), so a black curve left of the blue "
-        "ones (fewer distinct words than a multinomial draws) is this model's known misfit."
+    presentation = naive_bayes_presentation(
+        top_parameter_label="P(word | class)",
+        ppc_variables=("distinct_words",),
+        ppc_caption=(
+            "distinct_words counts the different words of each document, its length kept as "
+            "observed: real text repeats its words (burstiness), so a black curve left of the blue "
+            "ones (fewer distinct words than a multinomial draws) is this model's known misfit."
+        ),
     )
     parameters: ClassVar[dict[str, tuple[str, ...]]] = {
         "class_prob": ("class",),

@@ -1,10 +1,10 @@
-"""What the three naive Bayes families share: the fit loop and the Dirichlet posterior.
+"""What the three naive Bayes blocks share: the fit loop and the Dirichlet posterior.
 
 As scikit-learn's ``_BaseDiscreteNB``, :class:`NaiveBayesFamily` keeps one fit loop (validate,
 count the classes, derive the add-λ and maximum-likelihood probabilities) and each subclass
-supplies the feature statistics (:meth:`NaiveBayesFamily.feature_statistics`) and the Dirichlet
-or Beta concentrations of its ``feature_prob`` (:meth:`NaiveBayesFamily.concentrations`), from
-which the exact conjugate draws and mode follow.
+supplies its features' statistics, the layout of their Dirichlet or Beta simplices and its
+likelihood (the hooks are listed in :class:`NaiveBayesFamily`), from which the exact conjugate
+posterior, the evidence, leave-one-out and the comparison follow.
 
 Naive Bayes (counts N, class totals N_k, smoothing λ = ``alpha``):
 
@@ -19,11 +19,14 @@ the hierarchical Dirichlet of MacKay & Peto (1995): Dirichlet(λ O m) over each 
 outcomes, m the add-½ frequencies of the training counts pooled over the classes (Beta(2λ m,
 2λ (1 − m)) for the Bernoulli model), so that ``feature_prob`` = (count + λ O m) /
 (total + O λ). The estimates then hold ``prior_weight`` = O m (1 everywhere would be add-λ),
-and every concentration is λ times it (:meth:`NaiveBayesFamily.prior_weights`).
+and every concentration is λ times it (:meth:`NaiveBayesFamily.prior_weights`;
+:mod:`bayesgen.families.naive_bayes_prior`). What the comparison checks is in
+:mod:`bayesgen.families.naive_bayes_checks`.
 """
 
 from __future__ import annotations
 
+from abc import abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -31,29 +34,20 @@ import numpy as np
 import xarray as xr
 
 import bayesgen.families.hyperprior as hyperprior
-import bayesgen.maths.joint_statistics as joint
-from bayesgen.families.base import (
-    Family,
-    TopParameters,
-    Variable,
-    class_concentration,
-    class_log_evidence,
-    class_marginal,
-    class_statistic,
-    dirichlet_marginal,
-    loo_class_log_prob,
-)
-from bayesgen.families.expected import class_expected, simplex_block
+import bayesgen.families.naive_bayes_checks as checks
+from bayesgen.families.base import Family
+from bayesgen.families.class_prior import CLASS_PRIOR, class_log_evidence, loo_class_log_prob
+from bayesgen.families.expected import Expected
 from bayesgen.families.hyperprior import has_alpha_prior
+from bayesgen.families.naive_bayes_prior import FeaturePrior, check_prior_mean
+from bayesgen.families.presentation import Presentation, TopParameters
+from bayesgen.families.results import Variable, dirichlet_marginal
 from bayesgen.input.alpha import check_class_smoothing, check_smoothing
 from bayesgen.input.data import TrainingData
 from bayesgen.input.statistics import check_mergeable, total_weight, training_data
 from bayesgen.maths.counts import class_counts
-from bayesgen.maths.dirichlet import add_lambda, dirichlet_draws, log_prob_terms, mode_of, per_class
+from bayesgen.maths.dirichlet import add_lambda, dirichlet_draws, mode_of, per_class
 from bayesgen.maths.evidence import DirichletEvidence
-
-#: The prior means of ``feature_prob`` on offer: add-λ's uniform one, or the pooled frequencies.
-PRIOR_MEANS = ("uniform", "pooled")
 
 
 @dataclass
@@ -71,18 +65,51 @@ class FeatureStatistics:
     coords: dict[str, np.ndarray] = field(default_factory=dict)
 
 
-class NaiveBayesFamily(Family):
-    """A naive Bayes model: π ~ Dirichlet(a) and a Dirichlet or Beta ``feature_prob``.
+def naive_bayes_presentation(
+    top_parameter_label: str, ppc_variables: tuple[str, ...], ppc_caption: str
+) -> Presentation:
+    """The :class:`~bayesgen.families.presentation.Presentation` of a naive Bayes block: π and
+    ``feature_prob`` plotted, add-λ as the closed form, the most probable features ranked."""
+    return Presentation(
+        plot_variables=("class_prob", "feature_prob"),
+        top_parameter_label=top_parameter_label,
+        top_parameter_caption="most probable features",
+        mean_label="add-λ",
+        mean_caption="add-λ estimate",
+        ppc_variables=ppc_variables,
+        ppc_caption=ppc_caption,
+    )
 
-    Subclasses implement :meth:`feature_statistics`, :meth:`concentrations`,
-    :meth:`plug_in_log_joint`, :meth:`draw_log_joint` and :meth:`pymc_model`.
+
+class NaiveBayesFamily(FeaturePrior, Family):
+    """A naive Bayes block: π ~ Dirichlet(a) and a Dirichlet or Beta ``feature_prob``.
+
+    This class supplies the statistics' loop, the closed forms, the exact posterior, the
+    evidence, leave-one-out and the comparison; the prior mean of ``feature_prob`` and its
+    weights are :class:`~bayesgen.families.naive_bayes_prior.FeaturePrior`'s. Subclasses
+    set the class attributes of :class:`~bayesgen.families.base.Family` (``presentation``
+    by :func:`naive_bayes_presentation`) and supply eleven hooks:
+
+    * their features: :meth:`feature_statistics` (the counts of checked rows),
+      :meth:`smoothing_terms` (add-λ's totals, outcomes and mask over them),
+      :meth:`feature_simplices` (the counts as Dirichlet simplices, for the evidence) and
+      :meth:`concentrations` (the Dirichlet or Beta concentration of ``feature_prob``);
+    * the likelihood: :meth:`plug_in_log_joint`, :meth:`draw_log_joint` and
+      :meth:`loo_feature_log_likelihood`;
+    * the PyMC model (:meth:`pymc_model`) and simulation (:meth:`simulate_rows`,
+      :meth:`predictive_statistics`, the statistics of the predictive checks);
+    * the comparison's moments of ``feature_prob`` (:meth:`feature_moments`).
+
+    All but :meth:`predictive_statistics` (which has the empty default of every block) are
+    abstract. A subclass may override :meth:`integrated_log_joint` (where the exact predictive
+    is not the add-λ plug-in), :meth:`aligned_statistics`, :meth:`ranked_probabilities`,
+    :meth:`simplex_prior_weights` and :meth:`pooled_prior_weight` (simplices laid out other
+    than the cells) and the shortcuts of :class:`~bayesgen.families.base.Family`.
     """
 
-    # -- plots and the report -------------------------------------------------------------
-    plot_variables = ("class_prob", "feature_prob")
-    mean_label = "add-λ"
-    mean_caption = "add-λ estimate"
-    top_parameter_caption = "most probable features"
+    smoothing_parameters = ("alpha",)
+    #: Most ψ evaluations (cells × draws) for the hyperprior's per-draw joint statistic.
+    JOINT_BUDGET = checks.JOINT_BUDGET
 
     def parameter_dims(self, estimates: xr.Dataset) -> dict[str, tuple[str, ...]]:
         """:attr:`parameters`, and λ (``alpha``, a scalar) where it has a hyperprior."""
@@ -231,17 +258,10 @@ class NaiveBayesFamily(Family):
             The prior mean of ``feature_prob`` (see :meth:`fit`).
         """
         class_count = statistics["class_count"].values
-        n_classes, n_samples = class_count.size, class_count.sum()
         alpha = check_class_smoothing(alpha, statistics["class"].values, "alpha")
         class_alpha = check_smoothing(class_alpha, "class_alpha")
-        variables = {
-            "class_count": (("class",), class_count),
-            "class_prob": (
-                ("class",),
-                add_lambda(class_count, n_samples, class_alpha, n_classes),
-            ),
-            "class_prob_mle": (("class",), class_count / n_samples),
-        }
+        variables = {"class_count": (("class",), class_count)}
+        variables |= CLASS_PRIOR.estimates(class_count, class_alpha)
         for name in self.statistics:
             if name not in ("class_count", "feature_count"):
                 variables[name] = statistics[name]
@@ -290,122 +310,21 @@ class NaiveBayesFamily(Family):
         (default: as they are)."""
         return first, second
 
-    def prior_weight_of(self, statistics: xr.Dataset, prior_mean) -> np.ndarray | float:
-        """The ``prior_weight`` of ``prior_mean`` (see :meth:`fit`): 1.0 for "uniform", else
-        an array in the layout of ``feature_count`` without the class axis."""
-        if isinstance(prior_mean, str):
-            check_prior_mean(prior_mean)
-            return self.pooled_prior_weight(statistics) if prior_mean == "pooled" else 1.0
-        return self.given_prior_weight(statistics, prior_mean)
-
-    def given_prior_weight(self, statistics: xr.Dataset, prior_mean) -> np.ndarray:
-        """``prior_weight`` O m of a prior mean m given as an array of the shape of
-        ``feature_prob`` without the class axis, refused unless a proper prior mean: > 0 on
-        every real outcome and summing to 1 over each simplex (the Bernoulli model: each
-        P(present) strictly between 0 and 1)."""
-        shape = statistics["feature_count"].shape[1:]
-        try:
-            mean = np.array(prior_mean, dtype=np.float64)
-        except (TypeError, ValueError):
-            raise TypeError(
-                f"prior_mean: expected 'uniform', 'pooled' or an array of shape {shape} (the "
-                f"prior mean of feature_prob); got {type(prior_mean).__name__}."
-            ) from None
-        if mean.shape != shape:
-            raise ValueError(
-                f"prior_mean: expected 'uniform', 'pooled' or an array of shape {shape} (the "
-                f"prior mean of feature_prob without the class axis); got shape {mean.shape}."
-            )
-        _, n_outcomes, mask = self.smoothing_terms(statistics)
-        real = np.ones(shape, dtype=bool) if mask is None else np.broadcast_to(mask, shape)
-        bad = real & ~(np.isfinite(mean) & (mean > 0))
-        if np.any(bad):
-            raise ValueError(
-                "prior_mean: expected a probability > 0 for every outcome (a zero would forbid "
-                f"it whatever the data); got {mean[bad][:5].tolist()}."
-            )
-        # O per cell: n_outcomes broadcasts against feature_count without its class axis
-        n_outcomes = np.broadcast_to(np.asarray(n_outcomes, dtype=np.float64), shape)
-        weight = np.where(real, n_outcomes * mean, 0.0)
-        # Over each simplex (a Bernoulli feature's pair (w, 2 − w)) the weights of a proper
-        # prior mean are > 0 and sum to the simplex's outcomes.
-        probe = statistics.assign(prior_weight=(statistics["feature_count"].dims[1:], weight))
-        simplex = self.simplex_prior_weights(probe)
-        outcomes = np.ones(simplex.shape, dtype=bool) if mask is None else mask
-        sums, expected = np.where(outcomes, simplex, 0.0).sum(axis=-1), outcomes.sum(axis=-1)
-        off = ~np.isclose(sums, expected, rtol=1e-6, atol=0.0)
-        if np.any(off) or np.any(simplex[outcomes] <= 0):
-            raise ValueError(
-                "prior_mean: expected probabilities that sum to 1 over each simplex of "
-                "feature_prob (the vocabulary; a feature's categories; for the Bernoulli model "
-                f"each P(present) < 1); got sums {(sums / expected)[off][:5].tolist()}."
-            )
-        return weight
-
-    def pooled_prior_weight(self, statistics: xr.Dataset) -> np.ndarray:
-        """``prior_weight`` of ``prior_mean="pooled"``: O m per cell of ``feature_count``
-        (without the class axis), m the add-½ frequencies of the counts summed over the
-        classes within each simplex of :meth:`feature_simplices`, O its real outcomes. The
-        simplices' outcomes are the cells here; a family whose simplices are laid out
-        otherwise (the Bernoulli model's pairs) overrides this."""
-        counts, mask = self.feature_simplices(statistics)
-        real = np.ones(counts.shape[1:], dtype=bool) if mask is None else mask
-        real = np.broadcast_to(real, counts.shape)[0]
-        pooled = np.where(real, counts.sum(axis=0) + 0.5, 0.0)
-        with np.errstate(invalid="ignore"):  # a simplex without outcomes has no weight
-            weight = real.sum(axis=-1, keepdims=True) * pooled / pooled.sum(axis=-1, keepdims=True)
-        return np.nan_to_num(weight)
-
-    def prior_weights(self, estimates: xr.Dataset) -> np.ndarray | float:
-        """λ's multiplier w per cell of ``feature_count`` (broadcast over the classes): the
-        prior concentration of a cell is λ w. 1.0 for add-λ's uniform prior mean; the
-        ``prior_weight`` of a shared-mean prior."""
-        if "prior_weight" in estimates:
-            return estimates["prior_weight"].values
-        return 1.0
-
-    def feature_alpha(self, estimates: xr.Dataset, alpha=None):
-        """λ ready to broadcast against ``feature_count``: a number, or one λ per class
-        shaped (n_classes, 1, ...) (:func:`bayesgen.closed_form.per_class`); at ``alpha``
-        (default: the fitted λ)."""
-        alpha = estimates.attrs["alpha"] if alpha is None else alpha
-        return per_class(alpha, estimates["feature_count"].ndim)
-
-    def prior_pseudocounts(self, estimates: xr.Dataset, alpha=None):
-        """λ w: the prior concentration of each cell of ``feature_count`` (see
-        :meth:`prior_weights`), at ``alpha`` (default: the fitted λ). With one λ for all
-        classes it may lack the class axis (it broadcasts over it)."""
-        return self.feature_alpha(estimates, alpha) * self.prior_weights(estimates)
-
-    def prior_mean(self, estimates: xr.Dataset) -> np.ndarray:
-        """E[``feature_prob``] under the prior, per cell of ``feature_count`` without the
-        class axis: w / O (see :meth:`prior_weights`); 0 in padding."""
-        shape = estimates["feature_count"].shape[1:]
-        _, n_outcomes, mask = self.smoothing_terms(estimates)
-        mean = np.broadcast_to(self.prior_weights(estimates), shape) / np.broadcast_to(
-            np.asarray(n_outcomes, dtype=np.float64), shape
-        )
-        return mean if mask is None else np.where(mask, mean, 0.0)
-
+    @abstractmethod
     def smoothing_terms(self, statistics: xr.Dataset):
         """``(totals, n_outcomes, mask)`` of add-λ over the feature counts: ``feature_prob`` =
         (count + λ) / (total + n_outcomes λ), and 0 outside ``mask`` (None: everywhere)."""
-        raise NotImplementedError
 
+    @abstractmethod
     def feature_statistics(
         self, data: TrainingData, class_count: np.ndarray, **options
     ) -> FeatureStatistics:
         """The (weighted, ``data.sample_weight``) feature counts of checked training data."""
-        raise NotImplementedError
 
     def class_log_terms(self, estimates: xr.Dataset) -> tuple[np.ndarray, np.ndarray]:
-        """(order, finite part) of log π_k (see :func:`bayesgen.closed_form.log_prob_terms`)."""
-        return log_prob_terms(
-            estimates["class_count"].values,
-            estimates.attrs["n_samples"],
-            estimates.attrs["class_alpha"],
-            estimates.sizes["class"],
-        )
+        """(order, finite part) of log π_k (:meth:`ClassPrior.log_terms
+        <bayesgen.families.class_prior.ClassPrior.log_terms>`)."""
+        return CLASS_PRIOR.log_terms(estimates)
 
     def predictive_log_joint(self, estimates: xr.Dataset, X) -> np.ndarray:
         """log p(x, y = k | data) with the parameters integrated out, for checked X.
@@ -432,6 +351,7 @@ class NaiveBayesFamily(Family):
 
     # -- the exact conjugate posterior -------------------------------------------------
 
+    @abstractmethod
     def concentrations(
         self, estimates: xr.Dataset, *, posterior: bool
     ) -> tuple[tuple[str, ...], np.ndarray, bool]:
@@ -442,7 +362,6 @@ class NaiveBayesFamily(Family):
         the parameter; a zero concentration is padding (the categorical model's missing
         categories).
         """
-        raise NotImplementedError
 
     def feature_subset(self, estimates: xr.Dataset, labels: np.ndarray) -> xr.Dataset:
         """The statistics of the features ``labels`` alone: each feature's Beta (Dirichlet
@@ -457,15 +376,18 @@ class NaiveBayesFamily(Family):
     def conjugate_draws(
         self, estimates: xr.Dataset, rng, sample_shape, dtype, *, posterior: bool
     ) -> dict[str, Variable]:
-        if has_alpha_prior(estimates):  # λ drawn from p(λ | D), then θ | λ per draw
+        """π, then ``feature_prob``, from their Dirichlet (Beta) laws; under a hyperprior on λ,
+        λ from p(λ | D) first, then θ | λ per draw."""
+        if has_alpha_prior(estimates):
             return hyperprior.conjugate_draws(
                 self, estimates, rng, sample_shape, dtype, posterior=posterior
             )
         # class_prob first, then feature_prob: the order of the generator's calls fixes which
         # seeded draws each parameter gets.
-        concentration = class_concentration(estimates, posterior=posterior)
         variables = {
-            "class_prob": (("class",), dirichlet_draws(rng, concentration, sample_shape, dtype))
+            "class_prob": CLASS_PRIOR.draws(
+                estimates, rng, sample_shape, dtype, posterior=posterior
+            )
         }
         dims, concentration, beta = self.concentrations(estimates, posterior=posterior)
         draws = dirichlet_draws(rng, concentration, sample_shape, dtype)
@@ -473,10 +395,11 @@ class NaiveBayesFamily(Family):
         return variables
 
     def conjugate_mode(self, estimates: xr.Dataset) -> dict[str, Variable]:
+        """The Dirichlet (Beta) modes of π and ``feature_prob``; under a hyperprior on λ, at
+        λ's mode (see :func:`bayesgen.families.hyperprior.conjugate_mode`)."""
         if has_alpha_prior(estimates):
             return hyperprior.conjugate_mode(self, estimates)
-        concentration = class_concentration(estimates, posterior=True)
-        variables = {"class_prob": (("class",), mode_of(concentration))}
+        variables = {"class_prob": CLASS_PRIOR.mode(estimates)}
         dims, concentration, beta = self.concentrations(estimates, posterior=True)
         mode = mode_of(concentration)
         variables["feature_prob"] = (dims, mode[..., 0] if beta else mode)
@@ -486,13 +409,13 @@ class NaiveBayesFamily(Family):
         """π and ``feature_prob`` componentwise Beta(a_j, a0 − a_j) from their Dirichlet (or
         Beta) concentrations; under a hyperprior on λ only π (θ's marginal is then a mixture
         over p(λ | D), left to draws)."""
-        marginals = {"class_prob": class_marginal(estimates)}
+        marginals = {"class_prob": CLASS_PRIOR.marginal(estimates)}
         if not has_alpha_prior(estimates):
             dims, concentration, beta = self.concentrations(estimates, posterior=True)
             marginals["feature_prob"] = dirichlet_marginal(dims, concentration, beta=beta)
         return marginals
 
-    # -- the comparison (bayesgen.checks.comparison) -----------------------------------------------
+    # -- the comparison (bayesgen.checks.comparison) -----------------------------------------
 
     def expected(
         self,
@@ -502,37 +425,26 @@ class NaiveBayesFamily(Family):
         class_alpha: float,
         options: dict,
         map_method: str | None,
-    ) -> list:
+    ) -> list[Expected]:
         """π under Dirichlet(a) and ``feature_prob`` under Dirichlet(λ) (Beta(λ, λ)); with
-        ``alpha`` a :class:`~bayesgen.families.hyperprior.AlphaPosterior` (a Gamma hyperprior on λ),
-        θ's moments mixed over p(λ | D) and a block for λ itself."""
-        if isinstance(alpha, hyperprior.AlphaPosterior):  # λ ~ Gamma: mixtures over p(λ | D)
-            return hyperprior.expected_blocks(self, estimates, alpha, class_alpha)
-        return [class_expected(estimates, class_alpha), self.feature_expected(estimates, alpha)]
+        ``alpha`` a :class:`~bayesgen.families.hyperprior.AlphaPosterior` (a Gamma hyperprior on
+        λ), mixtures over p(λ | D) (see :mod:`bayesgen.families.naive_bayes_checks`)."""
+        return checks.naive_bayes_expected(self, estimates, alpha, class_alpha)
 
-    def feature_expected(self, estimates: xr.Dataset, alpha: float):
+    def feature_expected(self, estimates: xr.Dataset, alpha: float) -> Expected:
         """The :class:`~bayesgen.families.expected.Expected` of ``feature_prob`` under λ =
         ``alpha``, from the subclass's :meth:`feature_moments`."""
-        return simplex_block(
-            "feature_prob",
-            alpha=alpha,
-            mle=estimates["feature_prob_mle"].values.astype(np.float64),
-            shared_mean="prior_weight" in estimates,
-            **self.feature_moments(estimates, alpha),
-        )
+        return checks.feature_expected(self, estimates, alpha)
 
+    @abstractmethod
     def feature_moments(self, estimates: xr.Dataset, alpha: float) -> dict:
         """The posterior moments and mode of ``feature_prob`` under λ = ``alpha``.
 
         Returns the keywords ``keep`` (the cells that exist), ``closed_form`` (add-λ),
         ``closed_form_sd``, ``closed_form_kurtosis``, ``expected_map`` and ``status`` (of
-        :func:`bayesgen.families.expected.simplex_mode`), and ``beta`` for a Beta(λ, λ) prior,
+        :func:`bayesgen.maths.dirichlet.simplex_mode`), and ``beta`` for a Beta(λ, λ) prior,
         of :func:`bayesgen.families.expected.simplex_block`.
         """
-        raise NotImplementedError
-
-    #: Most ψ evaluations (cells × draws) for the hyperprior's per-draw joint statistic.
-    JOINT_BUDGET = 50_000_000
 
     def joint_statistics(
         self,
@@ -544,47 +456,16 @@ class NaiveBayesFamily(Family):
         options: dict | None = None,
     ) -> list:
         """Σ log π and Σ log θ of each draw under their exact Dirichlet (Beta) law; under a
-        hyperprior on λ, Σ log θ given each draw's own λ (see
-        :mod:`bayesgen.maths.joint_statistics`)."""
-
-        class_prob = posterior["class_prob"].values
-        statistics = [class_statistic(estimates, posterior, class_alpha)]
-        draws = posterior["feature_prob"].values
-        if self.concentrations(estimates, posterior=True)[2]:  # a Beta pair: (φ, 1 − φ)
-            draws = np.stack([draws, 1.0 - draws], axis=-1)
-        if isinstance(alpha, hyperprior.AlphaPosterior):
-            if "alpha" not in posterior:
-                return statistics
-            one = self._concentration_at(estimates, 1.0)
-            per_lambda = self._concentration_at(estimates, 2.0) - one
-            if one.size * class_prob.shape[0] * class_prob.shape[1] > self.JOINT_BUDGET:
-                return statistics
-            statistics.append(
-                joint.conditional_statistic(
-                    "Σ log feature_prob given λ",
-                    "feature_prob",
-                    draws,
-                    one - per_lambda,
-                    per_lambda,
-                    posterior["alpha"].values,
-                )
-            )
-            return statistics
-        statistics.append(
-            joint.fixed_statistic(
-                "Σ log feature_prob",
-                "feature_prob",
-                draws,
-                self._concentration_at(estimates, alpha),
-            )
+        hyperprior on λ, Σ log θ given each draw's own λ, within :attr:`JOINT_BUDGET`
+        (:func:`bayesgen.families.naive_bayes_checks.naive_bayes_joint_statistics`)."""
+        return checks.naive_bayes_joint_statistics(
+            self,
+            estimates,
+            posterior,
+            alpha=alpha,
+            class_alpha=class_alpha,
+            budget=self.JOINT_BUDGET,
         )
-        return statistics
-
-    def _concentration_at(self, estimates: xr.Dataset, alpha) -> np.ndarray:
-        """The posterior concentration of ``feature_prob`` with λ = ``alpha``."""
-        at = estimates.copy()
-        at.attrs = {**estimates.attrs, "alpha": alpha}
-        return self.concentrations(at, posterior=True)[1]
 
     # -- exact leave-one-out (bayesgen.checks.loo) -----------------------------------------------
 
@@ -612,21 +493,21 @@ class NaiveBayesFamily(Family):
             estimates, X, y_codes
         )
 
+    @abstractmethod
     def loo_feature_log_likelihood(self, estimates: xr.Dataset, X, y_codes) -> np.ndarray:
         """log p(x_i | y = k, D without row i), in full, shape (n_samples, n_classes).
 
         Only the own class y_i's counts change; every other class's column is the posterior
         predictive given all the rows.
         """
-        raise NotImplementedError
 
     # -- the evidence (bayesgen.closed_form.log_evidence) ---------------------------------
 
+    @abstractmethod
     def feature_simplices(self, estimates: xr.Dataset) -> tuple[np.ndarray, np.ndarray | None]:
         """The feature counts as Dirichlet simplices: ``(counts, mask)``, counts of shape
         (class, ..., outcome) with a simplex on the last axis, and the real outcomes
         (broadcastable to counts) or None where all are real."""
-        raise NotImplementedError
 
     def feature_evidence(self, estimates: xr.Dataset) -> DirichletEvidence:
         """log p(X | y, λ) as a function of λ, the counts reduced once (call it with λ; its
@@ -634,11 +515,6 @@ class NaiveBayesFamily(Family):
         counts, mask = self.feature_simplices(estimates)
         weight = self.simplex_prior_weights(estimates) if "prior_weight" in estimates else None
         return DirichletEvidence(counts, mask, weight=weight)
-
-    def simplex_prior_weights(self, estimates: xr.Dataset) -> np.ndarray | float:
-        """:meth:`prior_weights` in the layout of :meth:`feature_simplices` (the same here;
-        the Bernoulli model adds the absent outcome's 2 − w)."""
-        return self.prior_weights(estimates)
 
     def feature_log_evidence(
         self, estimates: xr.Dataset, alpha, *, per_class: bool = False
@@ -686,14 +562,3 @@ class NaiveBayesFamily(Family):
         # per_class: one λ per class enters class by class (a number broadcasts over them)
         features = self.feature_log_evidence(estimates, attrs["alpha"], per_class=True)
         return float(class_log_evidence(estimates, attrs["class_alpha"]) + features.sum())
-
-
-def check_prior_mean(value):
-    """``prior_mean``, refused if a name other than those of :data:`PRIOR_MEANS` (an array is
-    checked against the data, :meth:`NaiveBayesFamily.given_prior_weight`)."""
-    if isinstance(value, str) and value not in PRIOR_MEANS:
-        raise ValueError(
-            f"prior_mean: expected one of {', '.join(map(repr, PRIOR_MEANS))} or an array of "
-            f"prior means; got {value!r}."
-        )
-    return value

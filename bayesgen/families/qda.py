@@ -27,9 +27,17 @@ import numpy as np
 import xarray as xr
 from scipy import stats as scipy_stats
 
-import bayesgen.families.base as base
-from bayesgen.families.gaussian_shared import gaussian_log_evidence, gaussian_loo_log_joint
+from bayesgen.families.base import Family
+from bayesgen.families.class_prior import class_concentration, class_marginal
+from bayesgen.families.gaussian_shared import (
+    gaussian_joint_statistics,
+    gaussian_log_evidence,
+    gaussian_loo_log_joint,
+    gaussian_presentation,
+)
+from bayesgen.families.presentation import TopParameters
 from bayesgen.families.qda_checks import qda_expected
+from bayesgen.families.results import Marginal, Variable, niw_marginals
 from bayesgen.input.alpha import check_smoothing
 from bayesgen.input.statistics import gaussian_statistics, merge_gaussian_statistics
 from bayesgen.maths.counts import class_means
@@ -49,14 +57,13 @@ if TYPE_CHECKING:
     import pymc as pm
 
 
-class QuadraticFamily(base.Family):
+class QuadraticFamily(Family):
     """Quadratic discriminant analysis, one covariance per class (see the module docstring)."""
 
     name = "qda"
     estimator = "QuadraticDiscriminantAnalysis"
     cli_name = "qda"
     feature_kind = "real"
-    smoothing = False
     parameters: ClassVar[dict[str, tuple[str, ...]]] = {
         "class_prob": ("class",),
         "mu": ("class", "feature"),
@@ -67,19 +74,11 @@ class QuadraticFamily(base.Family):
         "class_mean": ("class", "feature"),
         "scatter": ("class", "feature", "feature2"),
     }
-    # -- plots and the report (see base.Family) --
-    plot_variables = ("class_prob", "mu")
-    report_plots = ("mu_pair", "decision_boundary")
-    linear_boundaries = False
-    variable_symbols: ClassVar[dict[str, str]] = {"mu": "μ", "cov": "Σ"}
-    top_parameter_label = "standardised class mean (μ_kj − c_j) / s_j"
-    top_parameter_caption = "class means furthest from the overall mean, in within-class SDs"
-    ppc_variables = ("class_feature_mean",)
-    ppc_caption = (
-        "class_feature_mean is each feature's mean within each class, in pooled within-class "
-        "SDs from the feature's mean, all cells pooled. The model fits these directly, so a "
-        "black curve outside the blue ones means a prior (mean, κ₀) strong enough to pull the "
-        "class means."
+    presentation = gaussian_presentation(
+        top_parameter_label="standardised class mean (μ_kj − c_j) / s_j",
+        top_parameter_caption="class means furthest from the overall mean, in within-class SDs",
+        variable_symbols={"mu": "μ", "cov": "Σ"},
+        linear_boundaries=False,
     )
 
     # -- plots and the report -------------------------------------------------------------
@@ -89,12 +88,12 @@ class QuadraticFamily(base.Family):
         within-class standard deviations (the largest over the classes)."""
         return np.abs(_standardised_means(estimates, estimates["mu"])).max(axis=0).values
 
-    def top_parameters(self, estimates: xr.Dataset, posterior: xr.Dataset) -> base.TopParameters:
+    def top_parameters(self, estimates: xr.Dataset, posterior: xr.Dataset) -> TopParameters:
         """Each class's standardised means (μ_kj − c_j) / s_j, ranked by their closed form:
         QDA has no linear weights, and these say which features set a class apart."""
         draws = _standardised_means(estimates, posterior["mu"])
         scores = np.abs(_standardised_means(estimates, estimates["mu"]).values)
-        return base.TopParameters(draws.transpose("chain", "draw", "class", "feature"), scores)
+        return TopParameters(draws.transpose("chain", "draw", "class", "feature"), scores)
 
     # -- closed forms (NumPy) ------------------------------------------------------------
 
@@ -290,14 +289,14 @@ class QuadraticFamily(base.Family):
 
     def conjugate_draws(
         self, estimates: xr.Dataset, rng, sample_shape, dtype, *, posterior: bool
-    ) -> dict[str, base.Variable]:
+    ) -> dict[str, Variable]:
         """π from its Dirichlet, then for each class Σ_k from its inverse-Wishart and
         μ_k | Σ_k from its normal.
 
         The order of the random draws (π, then Σ_0, μ_0, Σ_1, μ_1, …) is part of the result:
         a seeded fit gives the same draws in every release.
         """
-        concentration = base.class_concentration(estimates, posterior=posterior)
+        concentration = class_concentration(estimates, posterior=posterior)
         class_prob = dirichlet_draws(rng, concentration, sample_shape, dtype)
         params = _niw_parameters(estimates, posterior=posterior)
         n_classes, n_features = estimates.sizes["class"], estimates.sizes["feature"]
@@ -335,15 +334,15 @@ class QuadraticFamily(base.Family):
         and tr(Ψ Σ⁻¹) ~ χ² of each draw (:func:`bayesgen.maths.joint_statistics.
         normal_inverse_wishart_statistics`): a wrong κ, ν or Ψ moves them."""
         params = _niw_parameters(estimates, posterior=True)
-        return base.gaussian_statistics(estimates, posterior, class_alpha, params, shared=False)
+        return gaussian_joint_statistics(estimates, posterior, class_alpha, params, shared=False)
 
-    def conjugate_mode(self, estimates: xr.Dataset) -> dict[str, base.Variable]:
+    def conjugate_mode(self, estimates: xr.Dataset) -> dict[str, Variable]:
         """π at its Dirichlet mode, μ_k = m_k and Σ_k = Ψ_k / (ν_k + D + 2).
 
         That is the joint mode of (μ_k, Σ_k): the normal of μ_k adds one factor |Σ_k|^(-1/2) to
         the inverse-Wishart density |Σ_k|^(-(ν_k + D + 1)/2) exp(−½ tr Ψ_k Σ_k⁻¹).
         """
-        class_prob = mode_of(base.class_concentration(estimates, posterior=True))
+        class_prob = mode_of(class_concentration(estimates, posterior=True))
         params = _niw_parameters(estimates, posterior=True)
         n_features = estimates.sizes["feature"]
         cov = params["scale"] / (params["dof"] + n_features + 2)[:, None, None]
@@ -353,15 +352,13 @@ class QuadraticFamily(base.Family):
             "cov": (("class", "feature", "feature2"), cov),
         }
 
-    def exact_marginals(self, estimates: xr.Dataset) -> dict[str, base.Marginal]:
+    def exact_marginals(self, estimates: xr.Dataset) -> dict[str, Marginal]:
         """π's Beta marginals, μ's Student-t and Σ's moments (inverse-gamma diagonal) of the
-        normal-inverse-Wishart posterior (:func:`~bayesgen.families.base.niw_marginals`);
+        normal-inverse-Wishart posterior (:func:`~bayesgen.families.results.niw_marginals`);
         ``coef`` and ``intercept`` have none."""
         params = _niw_parameters(estimates, posterior=True)
-        marginals = base.niw_marginals(
-            params["mean"], params["kappa"], params["dof"], params["scale"]
-        )
-        return {"class_prob": base.class_marginal(estimates), **marginals}
+        marginals = niw_marginals(params["mean"], params["kappa"], params["dof"], params["scale"])
+        return {"class_prob": class_marginal(estimates), **marginals}
 
     # -- PyMC ----------------------------------------------------------------------------
 

@@ -13,8 +13,8 @@ import pytensor.tensor as pt
 import xarray as xr
 from pymc.logprob.transforms import ChainedTransform, SimplexTransform, Transform
 
-from bayesgen.families.base import parameter_coords as model_coords
 from bayesgen.families.hyperprior import fitted_alpha_prior
+from bayesgen.families.results import parameter_coords as model_coords
 from bayesgen.maths.dirichlet import per_class
 
 __all__ = ["model_coords"]
