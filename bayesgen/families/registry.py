@@ -1,9 +1,11 @@
 """The registry: every model family by its name.
 
 Adding a model means adding its module (a :class:`~bayesgen.families.base.Family` subclass and
-its ``FAMILY`` instance) and one line below. Only the public front ends that take a model's name
-or a closed-form Dataset (:mod:`bayesgen.closed_form`, :mod:`bayesgen.generative`), the
-estimators and model files look a model up here; every other layer is handed the model.
+its ``FAMILY`` instance) and one line: its ``FAMILY`` in the tuple below, or, for a block
+defined outside the package (the toy block of ``tests/test_toy_block.py``),
+``register(FAMILY)``. Only the public front ends that take a model's name or a closed-form
+Dataset (:mod:`bayesgen.closed_form`, :mod:`bayesgen.generative`), the estimators and model
+files look a model up here; every other layer is handed the model.
 """
 
 from __future__ import annotations
@@ -21,6 +23,37 @@ FAMILIES: dict[str, Family] = {
     family.name: family
     for family in (multinomial.FAMILY, bernoulli.FAMILY, categorical.FAMILY, gda.FAMILY, qda.FAMILY)
 }
+
+
+def register(model: Family) -> Family:
+    """Add a block to :data:`FAMILIES` under its ``name``; returns it.
+
+    Raises
+    ------
+    TypeError
+        For anything but a :class:`~bayesgen.families.base.Family`.
+    ValueError
+        For a name another block has.
+
+    Examples
+    --------
+    >>> from bayesgen.families.registry import FAMILIES, family, register
+    >>> register(family("qda")) is FAMILIES["qda"]  # the same block again: nothing changes
+    True
+    >>> class Renamed(type(family("qda"))):
+    ...     pass
+    >>> register(Renamed())
+    Traceback (most recent call last):
+        ...
+    ValueError: model: the name 'qda' is taken by QuadraticFamily.
+    """
+    if not isinstance(model, Family):
+        raise TypeError(f"model: expected a Family; got {type(model).__name__}.")
+    taken = FAMILIES.get(model.name)
+    if taken is not None and taken is not model:
+        raise ValueError(f"model: the name {model.name!r} is taken by {type(taken).__name__}.")
+    FAMILIES[model.name] = model
+    return model
 
 
 def family(model: str | xr.Dataset) -> Family:
@@ -51,4 +84,4 @@ def family(model: str | xr.Dataset) -> Family:
         raise ValueError(f"model: expected one of {sorted(FAMILIES)}; got {name!r}.") from None
 
 
-__all__ = ["FAMILIES", "Family", "family"]
+__all__ = ["FAMILIES", "Family", "family", "register"]
