@@ -818,7 +818,7 @@ def test_every_family_expects_one_block_per_posterior_variable_in_order(name):
 
 def test_a_family_per_draw_identity_fails_exactly_the_rows_it_flags(monkeypatch):
     from bayesgen.families import family
-    from bayesgen.families.base import DrawIdentity
+    from bayesgen.families.results import DrawIdentity
 
     est = MultinomialNB(inference="conjugate", compute_map=False, random_seed=0, prior_draws=0)
     est.fit(*count_data())

@@ -21,7 +21,7 @@ from scipy.special import gammaln
 
 from bayesgen import closed_form as cf
 from bayesgen.families import family
-from bayesgen.families.base import class_log_evidence
+from bayesgen.families.class_prior import class_log_evidence
 
 RTOL = 1e-8  # the bar: log_evidence equals quadrature to 1e-8 relative
 QUAD = {"epsabs": 0.0, "epsrel": 1e-11, "limit": 200}
