@@ -17,7 +17,7 @@ _LAZY = {
     "MultinomialNB": "bayesgen.estimators.models",
     "CategoricalNB": "bayesgen.estimators.models",
     "NormalInverseWishart": "bayesgen.closed_form",
-    "load": "bayesgen.io.model_files",
+    "load": "bayesgen.estimators.loading",
     "compare": "bayesgen.checks.comparison",
     "compare_predictions": "bayesgen.checks.predictions",
     "predictive_probabilities": "bayesgen.checks.predictions",

@@ -42,7 +42,7 @@ from bayesgen.estimators.models import (
 from bayesgen.inference.progress import Progress
 from bayesgen.input.data import vectorize_text
 from bayesgen.input.datasets import load_sms_spam, load_toy_spam
-from bayesgen.io.model_files import check_output_path, write_csv
+from bayesgen.input.files import check_output_path, write_csv
 from bayesgen.plotting import report as reporting
 
 # Seed 000 of the lecture notes: four e-mails over the words a, b, c; y = 1 is spam.

@@ -19,6 +19,7 @@ import xarray as xr
 
 import bayesgen
 from bayesgen.cli import main
+from bayesgen.input import files
 from bayesgen.io import model_files as io
 
 FAST = ["--inference", "conjugate", "--draws", "20", "--chains", "2", "--no-map", "--quiet"]
@@ -446,7 +447,7 @@ def _formula_cells(path) -> list[str]:
 )
 def test_escape_formulas_prefixes_a_quote_to_cells_a_spreadsheet_would_run(cell, written):
     frame = pd.DataFrame({cell: [cell, 1.5], "n": [-2.0, 3.0]}, index=[cell, "x"])
-    escaped = io.escape_formulas(frame)
+    escaped = files.escape_formulas(frame)
     assert escaped.iloc[0, 0] == written and escaped.columns[0] == written
     assert escaped.index[0] == written
     assert escaped["n"].tolist() == [-2.0, 3.0]  # numbers are not text

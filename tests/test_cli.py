@@ -208,7 +208,7 @@ def test_compare_exits_zero_when_the_posterior_matches(capsys, tmp_path, spam_cs
 def test_compare_exits_one_when_the_posterior_disagrees(capsys, tmp_path, spam_csv):
     import xarray as xr
 
-    from bayesgen.io.model_files import load
+    from bayesgen.estimators.loading import load
 
     model = _saved_toy_model(tmp_path, spam_csv)
     est = load(model)

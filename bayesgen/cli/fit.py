@@ -31,7 +31,7 @@ from bayesgen.cli.tables import (
     read_data,
 )
 from bayesgen.families import FAMILIES
-from bayesgen.io import model_files as io
+from bayesgen.input import files as io
 
 #: ``bayesgen fit MODEL``: the command-line name of each model -> its estimator class
 ESTIMATORS = {

@@ -11,7 +11,8 @@ import pandas as pd
 
 from bayesgen.cli.arguments import HelpFormatter, probability
 from bayesgen.cli.tables import add_table_options, feature_matrix, read_data
-from bayesgen.io import model_files as io
+from bayesgen.estimators.loading import load
+from bayesgen.input import files as io
 
 #: How ``predict`` writes probabilities: 6 significant digits.
 _FLOAT_FORMAT = "%.6g"
@@ -54,7 +55,7 @@ def add_predict_command(commands) -> None:
 def _run_predict(args: argparse.Namespace) -> int:
     if args.output:
         io.check_output_path(args.output, argument="--output")
-    estimator = io.load(args.model_file)
+    estimator = load(args.model_file)
     table = read_data(args, args.data)
     ids = _row_ids(table, args.id_column)
     X, _ = feature_matrix(table, args, exclude=None, estimator=estimator)

@@ -13,7 +13,8 @@ from bayesgen.checks.comparison import compare
 from bayesgen.checks.loo import compare_models
 from bayesgen.cli.arguments import HelpFormatter
 from bayesgen.cli.tables import add_table_options, class_labels, feature_matrix, read_data
-from bayesgen.io import model_files as io
+from bayesgen.estimators.loading import load
+from bayesgen.input import files as io
 
 
 def add_compare_command(commands) -> None:
@@ -77,7 +78,7 @@ def add_report_command(commands) -> None:
 
 
 def _run_compare(args: argparse.Namespace) -> int:
-    comparison = compare(io.load(args.model_file))
+    comparison = compare(load(args.model_file))
     print(comparison)
     return 0 if comparison.ok else 1
 
@@ -87,7 +88,7 @@ def _run_loo(args: argparse.Namespace) -> int:
     if len(set(names)) != len(names):
         raise ValueError(f"model_files: expected files with distinct names; got {names}.")
     table = compare_models(
-        {name: io.load(path) for name, path in zip(names, args.model_files, strict=True)}
+        {name: load(path) for name, path in zip(names, args.model_files, strict=True)}
     )
     print(table.to_string())
     return 0
@@ -112,7 +113,7 @@ def _run_report(args: argparse.Namespace) -> int:
     given = [option for option, value in table_options.items() if value is not None]
     if given and not args.data:
         raise ValueError(f"{given[0]}: only with --data (it says how to read the held-out data).")
-    estimator = io.load(args.model_file)
+    estimator = load(args.model_file)
     X_test = y_test = None
     if args.data:
         table = read_data(args, args.data)

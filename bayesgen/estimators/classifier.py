@@ -26,7 +26,7 @@ from bayesgen.inference import sampling as inference
 from bayesgen.inference.conjugate import ConjugatePosterior, Lazy
 from bayesgen.inference.progress import show_progress
 from bayesgen.input import distributed, statistics
-from bayesgen.input.params import INFERENCE_RULES
+from bayesgen.input.params import INFERENCE_RULES, check_param
 from bayesgen.io import model_files as io
 from bayesgen.maths.diagnostics import ESS_MIN, convergence_problems
 
@@ -356,20 +356,23 @@ class GenerativeClassifier(PosteriorPrediction, GenerativeWorkflow, ClassifierMi
     #: The class's own parameters, beside ``INFERENCE_RULES``.
     _parameter_rules: ClassVar[dict] = {}
 
+    @classmethod
+    def parameter_rules(cls) -> dict:
+        """The rule of every parameter (:mod:`bayesgen.input.params`): what it may be, and how
+        a model file stores it.
+
+        Examples
+        --------
+        >>> from bayesgen import MultinomialNB
+        >>> MultinomialNB.parameter_rules()["draws"].expected
+        'an integer >= 1'
+        """
+        return {**INFERENCE_RULES, **cls._parameter_rules}
+
     def _validate_params(self) -> None:
-        """Check every parameter against its rule (see ``INFERENCE_RULES``)."""
-        for name, rule in {**INFERENCE_RULES, **self._parameter_rules}.items():
-            value = getattr(self, name)
-            error = rule.error(value)
-            if error is not None:
-                # The hint is about numbers out of range, not a misspelt option; a rule may
-                # explain a value of the wrong kind (alpha: why an array is refused).
-                numeric = error is ValueError and not isinstance(value, str)
-                hint = getattr(rule, "hint", "") if numeric else ""
-                hint = hint.format(model=self._family.name, name=name)
-                if hasattr(rule, "explain"):
-                    hint = rule.explain(value) or hint
-                raise error(f"{name}: expected {rule.expected}; got {value!r}. {hint}".rstrip())
+        """Check every parameter against its rule (:meth:`parameter_rules`)."""
+        for name, rule in self.parameter_rules().items():
+            check_param(name, getattr(self, name), rule, model=self._family.name)
         if self.inference == "conjugate":
             self._check_conjugate()
         else:

@@ -51,50 +51,14 @@ import xarray as xr
 
 from bayesgen.families.base import class_concentration, loo_class_log_prob
 from bayesgen.families.expected import Expected, class_expected, reason_array
-from bayesgen.input.params import is_real
+from bayesgen.input.alpha import ALPHA_PRIOR_EXPECTED as ALPHA_PRIOR_EXPECTED
+from bayesgen.input.alpha import GammaHyperprior as GammaHyperprior
+from bayesgen.input.alpha import check_alpha_prior
 from bayesgen.maths.alpha_posterior import AlphaPosterior, alpha_posterior
 from bayesgen.maths.dirichlet import dirichlet_draws, mode_of
 
 if TYPE_CHECKING:
     from bayesgen.families.naive_bayes import NaiveBayesFamily
-
-ALPHA_PRIOR_EXPECTED = "None or a pair (shape, rate) of finite numbers > 0"
-
-
-class GammaHyperprior:
-    """The rule of the estimators' ``alpha_prior`` (see :mod:`bayesgen.input.params`)."""
-
-    expected = ALPHA_PRIOR_EXPECTED
-
-    def error(self, value) -> type[Exception] | None:
-        if value is None:
-            return None
-        if not isinstance(value, tuple | list) or not all(is_real(v) for v in value):
-            return TypeError
-        if len(value) != 2 or not all(np.isfinite(v) and v > 0 for v in value):
-            return ValueError
-        return None
-
-
-def check_alpha_prior(value) -> tuple[float, float]:
-    """``alpha_prior`` as (shape, rate) floats; raises naming ``alpha_prior`` otherwise.
-
-    Examples
-    --------
-    >>> from bayesgen.families.hyperprior import check_alpha_prior
-    >>> check_alpha_prior([2, 1])
-    (2.0, 1.0)
-    >>> check_alpha_prior((2, -1))
-    Traceback (most recent call last):
-        ...
-    ValueError: alpha_prior: expected a pair (shape, rate) of finite numbers > 0; got (2, -1).
-    """
-    error = GammaHyperprior().error(value)
-    if value is None or error is not None:
-        raise (error or TypeError)(
-            f"alpha_prior: expected a pair (shape, rate) of finite numbers > 0; got {value!r}."
-        )
-    return float(value[0]), float(value[1])
 
 
 def has_alpha_prior(estimates: xr.Dataset) -> bool:

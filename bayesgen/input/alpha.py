@@ -1,5 +1,6 @@
-"""The smoothing λ (``alpha``) and the class prior a (``class_alpha``) as they come: checked
-once, here, for every model and every way in (estimators, closed forms, Dask, model files).
+"""The smoothing λ (``alpha``), the class prior a (``class_alpha``) and the Gamma hyperprior on λ
+(``alpha_prior``) as they come: checked here, for every model and every way in (estimators,
+closed forms, Dask, model files).
 """
 
 from __future__ import annotations
@@ -7,9 +8,15 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from bayesgen.input.params import is_class_mapping
+from bayesgen.input.params import FitMismatch, FitRecord, Rule, is_class_mapping, is_real
 
-__all__ = ["check_class_smoothing", "check_smoothing"]
+__all__ = [
+    "ALPHA_PRIOR_EXPECTED",
+    "GammaHyperprior",
+    "check_alpha_prior",
+    "check_class_smoothing",
+    "check_smoothing",
+]
 
 
 def check_class_smoothing(value, classes, name: str = "alpha") -> float | np.ndarray:
@@ -132,3 +139,59 @@ def check_smoothing(value, name: str) -> float:
     if not np.isfinite(value) or value < 0:
         raise ValueError(f"{name}: expected a finite number >= 0; got {value}.")
     return value
+
+
+ALPHA_PRIOR_EXPECTED = "None or a pair (shape, rate) of finite numbers > 0"
+
+
+class GammaHyperprior(Rule):
+    """The rule of the estimators' ``alpha_prior``: None, or λ ~ Gamma(shape, rate) given as a
+    pair of finite numbers > 0 (see :mod:`bayesgen.families.hyperprior`)."""
+
+    expected = ALPHA_PRIOR_EXPECTED
+
+    def error(self, value) -> type[Exception] | None:
+        if value is None:
+            return None
+        if not isinstance(value, tuple | list) or not all(is_real(v) for v in value):
+            return TypeError
+        if len(value) != 2 or not all(np.isfinite(v) and v > 0 for v in value):
+            return ValueError
+        return None
+
+    def decode(self, name: str, stored, record: FitRecord):
+        """The (shape, rate) tuple the estimator was given, which must be the hyperprior the
+        closed form records (its attrs ``alpha_prior_shape`` and ``alpha_prior_rate``)."""
+        if stored is None:
+            return None
+        if self.error(stored) is not None:
+            raise ValueError(f"{name}: expected {self.expected}; got {stored!r}.")
+        value = (float(stored[0]), float(stored[1]))
+        recorded = [record.attrs.get("alpha_prior_shape"), record.attrs.get("alpha_prior_rate")]
+        if None in recorded:
+            raise FitMismatch(None)
+        recorded = [float(v) for v in recorded]
+        if not np.allclose(recorded, value, rtol=1e-12, atol=0):
+            raise FitMismatch(recorded)
+        return value
+
+
+def check_alpha_prior(value) -> tuple[float, float]:
+    """``alpha_prior`` as (shape, rate) floats; raises naming ``alpha_prior`` otherwise.
+
+    Examples
+    --------
+    >>> from bayesgen.input.alpha import check_alpha_prior
+    >>> check_alpha_prior([2, 1])
+    (2.0, 1.0)
+    >>> check_alpha_prior((2, -1))
+    Traceback (most recent call last):
+        ...
+    ValueError: alpha_prior: expected a pair (shape, rate) of finite numbers > 0; got (2, -1).
+    """
+    error = GammaHyperprior().error(value)
+    if value is None or error is not None:
+        raise (error or TypeError)(
+            f"alpha_prior: expected a pair (shape, rate) of finite numbers > 0; got {value!r}."
+        )
+    return float(value[0]), float(value[1])

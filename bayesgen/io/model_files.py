@@ -25,19 +25,12 @@ import numpy as np
 import xarray as xr
 
 from bayesgen import __version__
-from bayesgen.families.hyperprior import GammaHyperprior
 from bayesgen.inference.conjugate import ConjugatePosterior, Lazy
 from bayesgen.inference.observed import add_training_data, read_training_data, upgrade_layout
 
 # The "as" imports re-export names whose home was this module before bayesgen.input.files.
-from bayesgen.input.files import check_output_path as check_output_path
-from bayesgen.input.files import escape_formulas as escape_formulas
-from bayesgen.input.files import replacing as replacing
-from bayesgen.input.files import replacing_folder as replacing_folder
-from bayesgen.input.files import write_csv as write_csv
-from bayesgen.input.files import write_failure
+from bayesgen.input.files import check_output_path, replacing, write_failure
 from bayesgen.input.params import (
-    INFERENCE_RULES,
     FitMismatch,
     FitRecord,
     decode_param,
@@ -119,7 +112,7 @@ def save(estimator, path) -> Path:
     return path
 
 
-def load(path, classes: Iterable[type] | None = None):
+def load(path, classes: Iterable[type]):
     """Read a model written by :func:`save`; returns a fitted estimator.
 
     The whole file is checked against the schema that :func:`save` writes: the groups and
@@ -134,8 +127,7 @@ def load(path, classes: Iterable[type] | None = None):
     path : str or os.PathLike
     classes : iterable of estimator classes
         The classes a file may name (its ``estimator`` attribute is the class's name); this
-        layer sits below the estimators, which hand them in (``bayesgen.load``). None: every
-        estimator of the package (transitional; see the function's code).
+        layer sits below the estimators, which hand them in (``bayesgen.load``).
 
     Raises
     ------
@@ -164,13 +156,6 @@ def load(path, classes: Iterable[type] | None = None):
     >>> bool(np.array_equal(loaded.predict_proba(X), est.predict_proba(X)))
     True
     """
-    if classes is None:
-        # Transitional, until bayesgen.load hands the estimator classes in from the
-        # estimators layer: then this lookup, the one reach above this layer, goes.
-        import bayesgen
-        from bayesgen.families import FAMILIES
-
-        classes = [getattr(bayesgen, model.estimator) for model in FAMILIES.values()]
     path = Path(path)
     if not path.exists():
         raise FileNotFoundError(f"path: no model file at {str(path)!r}.")
@@ -385,8 +370,8 @@ def _from_tree(tree: xr.DataTree, classes: dict[str, type]):
 
 
 def _parameter_rules(cls) -> dict:
-    """The rules of ``cls``'s parameters, as its ``_validate_params`` applies them."""
-    return {**INFERENCE_RULES, **cls._parameter_rules}
+    """The rules of ``cls``'s parameters (:meth:`parameter_rules`), as its fit applies them."""
+    return cls.parameter_rules()
 
 
 def _read_params(attrs, cls, closed_form: xr.Dataset) -> dict:
@@ -411,12 +396,8 @@ def _read_params(attrs, cls, closed_form: xr.Dataset) -> dict:
     params = {}
     for name, value in stored.items():
         rule = rules.get(name)
-        decode = _PENDING_DECODERS.get(type(rule)) if not hasattr(rule, "decode") else None
         try:
-            if decode is not None:
-                params[name] = decode(name, value, record)
-            else:
-                params[name] = decode_param(name, value, rule, record)
+            params[name] = decode_param(name, value, rule, record)
         except FitMismatch as mismatch:
             raise _ModelFileError(
                 f"params say {name}={value!r} but the closed_form group was computed with "
@@ -425,29 +406,6 @@ def _read_params(attrs, cls, closed_form: xr.Dataset) -> dict:
         except (TypeError, ValueError) as error:
             raise _ModelFileError(f"params: {error}") from None
     return params
-
-
-def _decode_gamma_hyperprior(name: str, stored, record: FitRecord):
-    """Transitional: what ``GammaHyperprior.decode`` is to do (bayesgen.families.hyperprior),
-    until it does: the (shape, rate) tuple the estimator was given, which must be the
-    hyperprior the closed form records."""
-    if stored is None:
-        return None
-    rule = GammaHyperprior()
-    if rule.error(stored) is not None:
-        raise ValueError(f"{name}: expected {rule.expected}; got {stored!r}.")
-    value = (float(stored[0]), float(stored[1]))
-    recorded = [record.attrs.get("alpha_prior_shape"), record.attrs.get("alpha_prior_rate")]
-    if None in recorded:
-        raise FitMismatch(None)
-    recorded = [float(v) for v in recorded]
-    if not np.allclose(recorded, value, rtol=1e-12, atol=0):
-        raise FitMismatch(recorded)
-    return value
-
-
-#: Transitional: decoders of the rules that do not decode their values themselves yet.
-_PENDING_DECODERS = {GammaHyperprior: _decode_gamma_hyperprior}
 
 
 def _check_parts(tree: xr.DataTree, cls, params: dict, closed_form: xr.Dataset) -> None:

@@ -24,7 +24,7 @@ import xarray as xr
 # (the tests do) is heard here too.
 from bayesgen.checks import comparison as checks
 from bayesgen.checks.loo import leave_one_out
-from bayesgen.io import model_files as io
+from bayesgen.input import files as io
 from bayesgen.plotting import plots
 from bayesgen.plotting import workflow as plots_workflow
 from bayesgen.plotting.model_sections import ReportSection, model_sections
