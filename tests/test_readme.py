@@ -56,11 +56,7 @@ SKIPPED_COMMANDS = {
     "make docs": "tests/test_docs_render.py builds the site",
 }
 #: (page, first line of the block) of code blocks that are not programs.
-SKIPPED_BLOCKS = {
-    ("docs/adding-a-model.md", "class QuadraticFamily(base.Family):"): "a fragment of a module",
-    ("docs/adding-a-model.md", "FAMILIES = {family.name: family"): "a fragment of a module",
-    ("docs/adding-a-model.md", "class QuadraticDiscriminantAnalysis("): "a fragment of a module",
-}
+SKIPPED_BLOCKS = {}
 #: Pages whose blocks are not run.
 SKIPPED_PAGES = {
     "docs/performance.md": "benchmark commands of minutes each, measured and reported there",

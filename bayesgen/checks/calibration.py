@@ -410,7 +410,7 @@ def _simulation_estimates(
     estimator, model_family, fitted, X_train, prior_alpha, simulation_prior
 ) -> xr.Dataset:
     """The fit's closed form with the prior the parameters are drawn from."""
-    if getattr(estimator, "cov_prior", "conjugate") != "conjugate":
+    if not model_family.has_exact_predictive(estimator.get_params()):
         raise ValueError(
             f"estimator: SBC draws the parameters from the conjugate prior; got cov_prior="
             f"{estimator.cov_prior!r}, which has no exact prior draws. Use cov_prior='conjugate'."

@@ -1,7 +1,7 @@
 """What a comparison checks beyond each parameter's own mean and SD, and the table of identities
 it reports.
 
-* Per-draw identities (:class:`~bayesgen.families.base.DrawIdentity`): variables computed from
+* Per-draw identities (:class:`~bayesgen.families.results.DrawIdentity`): variables computed from
   others in every draw (GDA's ``coef`` and ``intercept``, the linear form of the draw's π, μ,
   Σ) must be that function of them, to the rounding of the stored draws
   (:func:`draw_identity_agreement`).
@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from bayesgen.checks.exact_moments import sampled_features
-from bayesgen.families.base import DrawIdentity
+from bayesgen.families.results import DrawIdentity
 from bayesgen.maths.joint_statistics import statistic_z
 
 #: Features whose one-word documents check the prediction draws of a conjugate fit.

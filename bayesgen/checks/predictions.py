@@ -58,7 +58,7 @@ def predictive_probabilities(est, X) -> dict[str, np.ndarray]:
     if getattr(est, "map_", None) is not None and not _has_unbounded_density(est):
         out[MAP_METHOD] = _plug_in_proba(est, est.map_, features)
     out[POSTERIOR_MEAN] = est.predict_proba(X)
-    if getattr(est, "cov_prior", "conjugate") == "conjugate":  # LKJ: no closed form
+    if model_family.has_exact_predictive(est.get_params()):  # LKJ: no closed form
         out[EXACT] = normalize_log_proba(model_family.predictive_log_joint(stats, features))
     return out
 

@@ -104,10 +104,11 @@ def diagnose(
 
     ``outcomes`` maps ``z``, ``z_sd``, ``map`` and ``identity`` to a boolean per row, and
     ``identity_ratio`` to the per-draw identities' error in tolerances (NaN off the variables
-    of ``draw_identities``, the family's :class:`~bayesgen.families.base.DrawIdentity` list). With
-    ``exact_draws`` (independent draws from the conjugate posterior) there is no Markov chain
-    to converge: an R-hat above the threshold or a low ESS is chance fluctuation of
-    independent draws, so it is reported but does not fail the check.
+    of ``draw_identities``, the family's
+    :class:`~bayesgen.families.results.DrawIdentity` list). With ``exact_draws``
+    (independent draws from the conjugate posterior) there is no Markov chain to converge: an
+    R-hat above the threshold or a low ESS is chance fluctuation of independent draws, so it
+    is reported but does not fail the check.
     """
     warnings, clean = [], True
     exact_note = (

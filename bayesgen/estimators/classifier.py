@@ -339,6 +339,7 @@ class GenerativeClassifier(PosteriorPrediction, GenerativeWorkflow, ClassifierMi
             prior_draws=self.prior_draws,
             dtype=self.dtype,
             observed=observed,
+            model_family=self._family,
         )
         if not self.compute_map:
             map_point = None
@@ -407,7 +408,7 @@ class GenerativeClassifier(PosteriorPrediction, GenerativeWorkflow, ClassifierMi
             "dtype": self.dtype,
         }
         if self.inference == "conjugate":
-            return inference.conjugate_posterior(stats, **common)
+            return inference.conjugate_posterior(stats, **common, model_family=self._family)
 
         progressbar = show_progress(self.progressbar)
         if progressbar:
@@ -428,6 +429,7 @@ class GenerativeClassifier(PosteriorPrediction, GenerativeWorkflow, ClassifierMi
             target_accept=self.target_accept,
             progressbar=progressbar,
             stats=stats,
+            model_family=self._family,
             **common,
         )
         self._warn_unconverged(idata)
@@ -463,7 +465,7 @@ class GenerativeClassifier(PosteriorPrediction, GenerativeWorkflow, ClassifierMi
         """
         if self._map_by_optimiser():
             return self._optimise_map(stats)
-        return inference.conjugate_map(stats)  # a closed form: nothing to compile
+        return inference.conjugate_map(stats, model_family=self._family)  # no compile
 
     def _map_by_optimiser(self) -> bool:
         """Whether the MAP comes from PyMC's ``find_MAP`` (a graph to compile) rather than the

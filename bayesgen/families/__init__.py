@@ -8,6 +8,6 @@ PyMC and PyTensor only in the ``*_pymc`` modules (``shared_pymc`` holds their co
 """
 
 from bayesgen.families.base import Family
-from bayesgen.families.registry import FAMILIES, family
+from bayesgen.families.registry import FAMILIES, family, register
 
-__all__ = ["FAMILIES", "Family", "family"]
+__all__ = ["FAMILIES", "Family", "family", "register"]

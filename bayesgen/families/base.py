@@ -32,14 +32,8 @@ from typing import TYPE_CHECKING, ClassVar
 import numpy as np
 import xarray as xr
 
-# Re-exported for the modules outside the blocks that import them from here; their homes are
-# bayesgen.families.results and bayesgen.families.class_prior.
-from bayesgen.families.class_prior import class_concentration as class_concentration
-from bayesgen.families.class_prior import loo_class_log_prob as loo_class_log_prob
 from bayesgen.families.presentation import Presentation, TopParameters
-from bayesgen.families.results import DrawIdentity as DrawIdentity
-from bayesgen.families.results import Marginal, Variable
-from bayesgen.families.results import parameter_coords as parameter_coords
+from bayesgen.families.results import DrawIdentity, Marginal, Variable
 from bayesgen.input.data import FeatureKind, check_prediction_features
 
 if TYPE_CHECKING:

@@ -49,7 +49,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import xarray as xr
 
-from bayesgen.families.base import class_concentration, loo_class_log_prob
+from bayesgen.families.class_prior import class_concentration, loo_class_log_prob
 from bayesgen.families.expected import Expected, class_expected, reason_array
 from bayesgen.input.alpha import ALPHA_PRIOR_EXPECTED as ALPHA_PRIOR_EXPECTED
 from bayesgen.input.alpha import GammaHyperprior as GammaHyperprior

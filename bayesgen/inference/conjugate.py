@@ -29,8 +29,8 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from bayesgen.families import family
-from bayesgen.families.base import Marginal, parameter_coords
+from bayesgen.families import Family, family
+from bayesgen.families.results import Marginal, parameter_coords
 from bayesgen.inference import observed as rows_module
 from bayesgen.inference import sampling as inference
 from bayesgen.inference.observed import DRAW_CHUNK_ELEMENTS
@@ -66,6 +66,10 @@ class ConjugatePosterior:
         As the estimator's parameters of the same names.
     observed : xarray.Dataset, optional
         The ``observed_data`` group (the training rows), for :meth:`idata`.
+    model_family : Family, optional
+        The model ``estimates`` belongs to, as the estimators hand it in; None looks it up by
+        ``estimates.attrs["model"]`` (:func:`bayesgen.families.family`), for a closed-form Dataset
+        on its own.
 
     Examples
     --------
@@ -91,11 +95,12 @@ class ConjugatePosterior:
         dtype: str = "float64",
         observed: xr.Dataset | None = None,
         created_at: str | None = None,
+        model_family: Family | None = None,
     ):
         self.estimates = estimates
         # When the posterior was made (the fit), stamped on its draws whenever they are drawn.
         self.created_at = created_at or datetime.datetime.now(datetime.UTC).isoformat()
-        self.family = family(estimates)
+        self.family = model_family or family(estimates)
         if random_seed is None:
             random_seed = int(np.random.SeedSequence().generate_state(1, np.uint64)[0] >> 1)
         self.random_seed = int(random_seed)
@@ -209,6 +214,7 @@ class ConjugatePosterior:
             random_seed=self.random_seed,
             prior_draws=self.prior_draws,
             dtype=self.dtype,
+            model_family=self.family,
         )
         for group in ("posterior", "prior"):
             if group in tree.children:

@@ -22,8 +22,8 @@ import numpy as np
 import xarray as xr
 
 from bayesgen import __version__
-from bayesgen.families import family
-from bayesgen.families.base import parameter_coords
+from bayesgen.families import Family, family
+from bayesgen.families.results import parameter_coords
 from bayesgen.inference.progress import wide_progress_table
 
 #: Warnings PyMC emits for choices we make on purpose (few chains on 2 cores, Potentials in
@@ -54,6 +54,7 @@ def sample_nuts(
     progressbar: bool = False,
     dtype: str = "float64",
     stats: xr.Dataset | None = None,
+    model_family: Family | None = None,
 ) -> xr.DataTree:
     """Draw from the posterior of ``model`` with NUTS, and from its prior.
 
@@ -84,6 +85,10 @@ def sample_nuts(
         inference paths store the same statistics under the same names. PyMC's
         ``observed_data`` (the statistics observed by the model's random variables, named like
         the statistics) and ``prior_predictive`` groups are dropped.
+    model_family : Family, optional
+        The model ``stats`` belongs to, as the estimators hand it in; None looks it up by
+        ``stats.attrs["model"]`` (:func:`bayesgen.families.family`), for a closed-form Dataset
+        on its own.
 
     Examples
     --------
@@ -138,7 +143,7 @@ def sample_nuts(
             del idata[group]
     if stats is not None:
         data = idata["constant_data"].to_dataset() if "constant_data" in idata.children else None
-        statistics = _statistics(stats)
+        statistics = _statistics(model_family or family(stats), stats)
         if data is not None:
             statistics = xr.merge(
                 [data, statistics], join="exact", compat="no_conflicts", combine_attrs="override"
@@ -208,7 +213,7 @@ def find_map(model, *, var_names: list[str], maxiter: int | None = None) -> xr.D
     return point
 
 
-def conjugate_map(stats: xr.Dataset) -> xr.Dataset:
+def conjugate_map(stats: xr.Dataset, *, model_family: Family | None = None) -> xr.Dataset:
     """The exact posterior mode of a conjugate model, from its closed form: nothing compiles.
 
     The mode is that of the parameters as they are named (the density in the constrained
@@ -217,7 +222,8 @@ def conjugate_map(stats: xr.Dataset) -> xr.Dataset:
     every n + α = 1 makes it flat). For GDA with the normal-inverse-Wishart posterior the joint
     mode of (μ, Σ) is μ_k = m_k and Σ = Ψ_N / (ν_N + D + 1 + K): each of the K class means
     adds a factor |Σ|^(-1/2) to the inverse-Wishart density. ``coef`` and ``intercept`` are the
-    linear form at that point, as ``find_MAP`` reports its deterministics.
+    linear form at that point, as ``find_MAP`` reports its deterministics. ``model_family``: the
+    model ``stats`` belongs to, or None to look it up by ``stats.attrs["model"]``.
 
     Returns
     -------
@@ -225,7 +231,7 @@ def conjugate_map(stats: xr.Dataset) -> xr.Dataset:
         Same variables, dims and coords as one posterior draw, with attrs
         ``map_method="closed_form"``, ``map_converged=1`` and ``map_message``.
     """
-    variables = family(stats).conjugate_mode(stats)
+    variables = (model_family or family(stats)).conjugate_mode(stats)
     point = xr.Dataset(variables, coords=parameter_coords(stats))
     hyperprior = "alpha_prior_shape" in stats.attrs
     point.attrs = {
@@ -249,6 +255,7 @@ def conjugate_posterior(
     random_seed: int | None = None,
     prior_draws: int = 500,
     dtype: str = "float64",
+    model_family: Family | None = None,
 ) -> xr.DataTree:
     """Exact independent draws from the conjugate posterior, in the NUTS layout.
 
@@ -256,7 +263,8 @@ def conjugate_posterior(
     straight into a preallocated array of ``dtype``: 1,000 draws of a 20-class × 50,000-word
     model take 4 GB in float32 (8 GB in float64) and no temporary of the same size. GDA draws
     Σ from the inverse-Wishart and μ_k | Σ from the normal of
-    :class:`bayesgen.closed_form.NormalInverseWishart`.
+    :class:`bayesgen.closed_form.NormalInverseWishart`. ``model_family``: the model ``stats``
+    belongs to, as the estimators hand it in, or None to look it up by ``stats.attrs["model"]``.
 
     Examples
     --------
@@ -276,17 +284,20 @@ def conjugate_posterior(
     """
     rng = np.random.default_rng(random_seed)
     model = stats.attrs["model"]
-    posterior = _conjugate_draws(stats, rng, (chains, draws), dtype, posterior=True)
-    tree = {"posterior": posterior, "constant_data": _statistics(stats)}
+    model_family = model_family or family(stats)
+    draws_of = model_family.conjugate_draws
+    posterior = _conjugate_draws(draws_of, stats, rng, (chains, draws), dtype, posterior=True)
+    tree = {"posterior": posterior, "constant_data": _statistics(model_family, stats)}
     if prior_draws:
-        tree["prior"] = _conjugate_draws(stats, rng, (1, prior_draws), dtype, posterior=False)
+        prior_shape = (1, prior_draws)
+        tree["prior"] = _conjugate_draws(draws_of, stats, rng, prior_shape, dtype, posterior=False)
     idata = xr.DataTree.from_dict(tree)
     idata["posterior"].attrs["model"] = model
     return _finish(idata, dtype=dtype, library="bayesgen.conjugate")
 
 
-def _conjugate_draws(stats, rng, sample_shape, dtype, *, posterior: bool) -> xr.Dataset:
-    variables = family(stats).conjugate_draws(stats, rng, sample_shape, dtype, posterior=posterior)
+def _conjugate_draws(draws_of, stats, rng, sample_shape, dtype, *, posterior: bool) -> xr.Dataset:
+    variables = draws_of(stats, rng, sample_shape, dtype, posterior=posterior)
     sample_dims = ("chain", "draw")
     data_vars = {name: (sample_dims + dims, values) for name, (dims, values) in variables.items()}
     coords = parameter_coords(stats)
@@ -294,9 +305,9 @@ def _conjugate_draws(stats, rng, sample_shape, dtype, *, posterior: bool) -> xr.
     return xr.Dataset(data_vars, coords=coords)
 
 
-def _statistics(stats: xr.Dataset) -> xr.Dataset:
+def _statistics(model_family: Family, stats: xr.Dataset) -> xr.Dataset:
     """The sufficient statistics, as the ``constant_data`` group."""
-    names = family(stats).statistics
+    names = model_family.statistics
     return stats[[name for name in names if name in stats]]
 
 

@@ -360,7 +360,7 @@ def _from_tree(tree: xr.DataTree, classes: dict[str, type]):
         if group in idata.children:
             del idata[group]
     idata.attrs = {}
-    posterior = _conjugate_posterior(attrs, closed_form, idata) if conjugate else None
+    posterior = _conjugate_posterior(attrs, closed_form, idata, model) if conjugate else None
     if posterior is not None and "posterior" not in idata.children:
         idata = None  # drawn on first access, as after the fit
     try:
@@ -419,7 +419,7 @@ def _check_parts(tree: xr.DataTree, cls, params: dict, closed_form: xr.Dataset) 
     file_checks.check_recomputed(estimator, closed_form)
 
 
-def _conjugate_posterior(attrs, closed_form: xr.Dataset, idata: xr.DataTree):
+def _conjugate_posterior(attrs, closed_form: xr.Dataset, idata: xr.DataTree, model):
     """The exact posterior of a file saved from a conjugate fit (``conjugate_posterior_seed``),
     matching its stored draws."""
     if "posterior" in idata.children:  # written before files left the draws out
@@ -451,6 +451,7 @@ def _conjugate_posterior(attrs, closed_form: xr.Dataset, idata: xr.DataTree):
             )
     return ConjugatePosterior(
         closed_form,
+        model_family=model,
         random_seed=_positive_int(attrs, "conjugate_posterior_seed", minimum=0),
         created_at=str(attrs.get("conjugate_created_at", "")) or None,
         observed=read_training_data(idata),
