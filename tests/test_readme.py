@@ -338,10 +338,13 @@ def layout_modules(readme: str) -> set[str]:
     named = set()
     section = readme.split("## Layout", 1)[1].split("\n## ", 1)[0]
     for row in section.splitlines():
-        first = re.match(r"\| `(bayesgen/(?:families/)?)", row)
-        if first:
-            folder = first.group(1).removeprefix("bayesgen/")
-            named |= {folder + name for name in re.findall(r"`(?:bayesgen/)?([\w/]+\.py)`", row)}
+        first = re.match(r"\| `bayesgen/(\w+/)?", row)
+        if not first:
+            continue
+        folder = first.group(1) or ""
+        for path in re.findall(r"`([\w/]+\.py)`", row):
+            # A path under bayesgen/ is whole; a bare name is in the row's folder.
+            named.add(path.removeprefix("bayesgen/") if "/" in path else folder + path)
     return named
 
 
@@ -359,10 +362,17 @@ def test_layout_modules_reads_folders_and_names():
     readme = (
         "## Layout\n| path | what |\n|---|---|\n"
         "| `bayesgen/families/` | `gda.py` and `__init__.py` |\n"
-        "| `bayesgen/io/model_files.py`, `cli.py` | disk |\n| `models/` | data |\n"
+        "| `bayesgen/inference/`, `bayesgen/closed_form.py` | `sampling.py`; the front end |\n"
+        "| `bayesgen/cli.py` | the command |\n| `models/` | data |\n"
         "## Tests\n| `bayesgen/x.py` |\n"
     )
-    assert layout_modules(readme) == {"families/gda.py", "families/__init__.py", "io.py", "cli.py"}
+    assert layout_modules(readme) == {
+        "families/gda.py",
+        "families/__init__.py",
+        "inference/sampling.py",
+        "closed_form.py",
+        "cli.py",
+    }
 
 
 def test_skip_lists_name_existing_blocks():
