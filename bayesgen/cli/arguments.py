@@ -8,6 +8,8 @@ from __future__ import annotations
 import argparse
 import math
 
+from bayesgen.input.params import is_concentration
+
 
 class HelpFormatter(argparse.RawDescriptionHelpFormatter, argparse.ArgumentDefaultsHelpFormatter):
     """Descriptions keep the line breaks they are written with; every option's help ends with
@@ -37,7 +39,7 @@ def smoothing(text: str) -> float | str:
     if text == "evidence":
         return text
     expected = "a finite number > 0 or 'evidence'"
-    return number(text, float, expected, lambda v: math.isfinite(v) and v > 0)
+    return number(text, float, expected, is_concentration)
 
 
 #: What ``--alpha`` takes, for its error messages.
@@ -62,7 +64,7 @@ def feature_smoothing(text: str) -> float | str | dict[str, float]:
                 f"{text!r}, a list of numbers (no longer taken: it gave the λs to the classes "
                 "in the sort order of their labels)"
             )
-        return number(text, float, _ALPHA_EXPECTED, _is_positive)
+        return number(text, float, _ALPHA_EXPECTED, is_concentration)
     per_class: dict[str, float] = {}
     for part in text.split(","):
         label, sep, value = (piece.strip() for piece in part.rpartition("="))
@@ -75,17 +77,13 @@ def feature_smoothing(text: str) -> float | str | dict[str, float]:
                 f"expected {_ALPHA_EXPECTED}; got {text!r}: class {label!r} is given twice"
             )
         try:
-            per_class[label] = number(value, float, "", _is_positive)
+            per_class[label] = number(value, float, "", is_concentration)
         except argparse.ArgumentTypeError:
             raise argparse.ArgumentTypeError(
                 f"expected {_ALPHA_EXPECTED}; got {text!r}: λ {value!r} of class {label!r} is "
                 "not a finite number > 0"
             ) from None
     return per_class
-
-
-def _is_positive(value: float) -> bool:
-    return math.isfinite(value) and value > 0
 
 
 def finite_float(text: str) -> float:

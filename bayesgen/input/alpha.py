@@ -8,7 +8,14 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from bayesgen.input.params import FitMismatch, FitRecord, Rule, is_class_mapping, is_real
+from bayesgen.input.params import (
+    FitMismatch,
+    FitRecord,
+    Rule,
+    is_class_mapping,
+    is_concentration,
+    is_real,
+)
 
 __all__ = [
     "ALPHA_PRIOR_EXPECTED",
@@ -136,7 +143,7 @@ def check_smoothing(value, name: str) -> float:
         value = float(value)
     except (TypeError, ValueError):
         raise TypeError(f"{name}: expected a non-negative number; got {value!r}.") from None
-    if not np.isfinite(value) or value < 0:
+    if not is_concentration(value, proper=False):
         raise ValueError(f"{name}: expected a finite number >= 0; got {value}.")
     return value
 

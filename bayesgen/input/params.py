@@ -28,6 +28,22 @@ def is_real(value) -> bool:
     return isinstance(value, int | float | np.integer | np.floating) and not isinstance(value, bool)
 
 
+def is_concentration(value: float, *, proper: bool = True) -> bool:
+    """Whether a number is a Dirichlet or Beta concentration (λ, ``class_alpha``): finite and
+    > 0, or >= 0 where ``proper`` is False (0: the maximum-likelihood estimate, which the
+    closed forms take and the Bayesian estimators refuse). The one test of a λ's value, for the
+    estimators' rules, the closed forms and the command line.
+
+    Examples
+    --------
+    >>> is_concentration(0.5), is_concentration(0.0), is_concentration(0.0, proper=False)
+    (True, False, True)
+    >>> is_concentration(float("inf")), is_concentration(float("nan"), proper=False)
+    (False, False)
+    """
+    return bool(np.isfinite(value) and (value > 0 if proper else value >= 0))
+
+
 @dataclass(frozen=True)
 class FitRecord:
     """What a fit records besides its parameters: what a stored parameter is read against.
@@ -149,6 +165,11 @@ class Concentration(Real):
     """
 
     low: float | None = 0
+
+    def error(self, value) -> type[Exception] | None:
+        if not is_real(value):
+            return TypeError
+        return None if is_concentration(value) else ValueError
 
     def decode(self, name: str, stored, record: FitRecord):
         if not is_real(stored) or not stored > 0:  # NaN fails this too
