@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 import math
 
-from bayesgen.input.params import is_concentration
+from bayesgen.maths.dirichlet import is_concentration
 
 
 class HelpFormatter(argparse.RawDescriptionHelpFormatter, argparse.ArgumentDefaultsHelpFormatter):

@@ -13,9 +13,9 @@ from bayesgen.input.params import (
     FitRecord,
     Rule,
     is_class_mapping,
-    is_concentration,
     is_real,
 )
+from bayesgen.maths.dirichlet import is_concentration
 
 __all__ = [
     "ALPHA_PRIOR_EXPECTED",

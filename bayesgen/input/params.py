@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from bayesgen.maths.dirichlet import is_concentration
+
 
 def is_integer(value) -> bool:
     return isinstance(value, int | np.integer) and not isinstance(value, bool)
@@ -26,22 +28,6 @@ def is_integer(value) -> bool:
 
 def is_real(value) -> bool:
     return isinstance(value, int | float | np.integer | np.floating) and not isinstance(value, bool)
-
-
-def is_concentration(value: float, *, proper: bool = True) -> bool:
-    """Whether a number is a Dirichlet or Beta concentration (λ, ``class_alpha``): finite and
-    > 0, or >= 0 where ``proper`` is False (0: the maximum-likelihood estimate, which the
-    closed forms take and the Bayesian estimators refuse). The one test of a λ's value, for the
-    estimators' rules, the closed forms and the command line.
-
-    Examples
-    --------
-    >>> is_concentration(0.5), is_concentration(0.0), is_concentration(0.0, proper=False)
-    (True, False, True)
-    >>> is_concentration(float("inf")), is_concentration(float("nan"), proper=False)
-    (False, False)
-    """
-    return bool(np.isfinite(value) and (value > 0 if proper else value >= 0))
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ __all__ = [
     "add_lambda",
     "dirichlet_draws",
     "dirichlet_mode",
+    "is_concentration",
     "log",
     "log_prob_terms",
     "mode_of",
@@ -35,6 +36,23 @@ class BoundaryModeError(ValueError):
     ...     print(str(error)[:44])
     The mode lies on the boundary of the simplex
     """
+
+
+def is_concentration(value: float, *, proper: bool = True) -> bool:
+    """Whether a number is a Dirichlet or Beta concentration (λ, ``class_alpha``): finite and
+    > 0, or >= 0 where ``proper`` is False (0: the maximum-likelihood estimate, which the
+    closed forms take and the Bayesian estimators refuse). The one test of a λ's value, for the
+    estimators' rules, the closed forms and the command line.
+
+    Examples
+    --------
+    >>> from bayesgen.maths.dirichlet import is_concentration
+    >>> is_concentration(0.5), is_concentration(0.0), is_concentration(0.0, proper=False)
+    (True, False, True)
+    >>> is_concentration(float("inf")), is_concentration(float("nan"), proper=False)
+    (False, False)
+    """
+    return bool(np.isfinite(value) and (value > 0 if proper else value >= 0))
 
 
 def add_lambda(counts, totals, alpha: float, n_outcomes, weight=1.0) -> np.ndarray:
