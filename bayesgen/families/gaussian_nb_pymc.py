@@ -1,0 +1,92 @@
+"""Gaussian naive Bayes as a PyMC model on its sufficient statistics (see
+:meth:`bayesgen.families.gaussian_nb.GaussianNaiveBayesFamily.pymc_model`).
+
+Imported only when a PyMC model is asked for, so that the block's closed forms stay importable
+without PyMC and PyTensor.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pymc as pm
+import pytensor.tensor as pt
+import xarray as xr
+
+from bayesgen.families.shared_pymc import class_prob_prior, model_coords, positive_priors
+
+CELL = ("class", "feature")
+
+
+def gaussian_nb_pymc_model(estimates: xr.Dataset) -> pm.Model:
+    """Gaussian naive Bayes: π ~ Dirichlet(a), and for every class k and feature j
+    ``var`` σ²_kj ~ Inv-Gamma(a₀, b₀_j) and ``mu`` μ_kj | σ²_kj ~ N(m₀_j, σ²_kj / κ₀).
+
+    The rows' likelihood Π_i N(x_ij | μ_kj, σ²_kj) factorises (Fisher–Neyman) into a term free
+    of (μ, σ²) times that of the cell's statistics, which are independent given (μ, σ²):
+
+    * ``class_mean`` x̄_kj ~ N(μ_kj, σ²_kj / N_k), observed for the classes with rows;
+    * ``sum_squares`` S_kj ~ Gamma((N_k − 1) / 2, rate 1 / (2 σ²_kj)) (S_kj / σ²_kj ~
+      χ²(N_k − 1)), whose log density is written without its term free of σ²,
+      ((N_k − 1) / 2 − 1) log S_kj − lnΓ((N_k − 1) / 2): a feature constant within a class
+      (S_kj = 0) has no Gamma density, but its kernel −((N_k − 1) / 2) log(2 σ²_kj) is the
+      likelihood's. A class with at most one row has shape 0 there (S = 0 always): no term.
+
+    So the posterior is that of the per-row model, at a cost that does not grow with the rows;
+    both observed variables stay random variables that PyMC simulates.
+
+    Parameters
+    ----------
+    estimates : xarray.Dataset
+        From :meth:`~bayesgen.families.gaussian_nb.GaussianNaiveBayesFamily.from_statistics`
+        (its resolved prior ``prior_mean``, ``prior_scale``, ``prior_kappa``,
+        ``prior_shape``).
+    """
+    _, class_alpha = positive_priors(estimates, needs_alpha=False)
+    count = estimates["class_count"].values.astype(np.float64)
+    has_rows = count > 0
+    with pm.Model(coords=model_coords(estimates)) as model:
+        class_count, _ = class_prob_prior(estimates, class_alpha)
+        # Hyperparameters are data too, so one compiled graph serves every data set of this shape.
+        prior_mean = pm.Data("prior_mean", estimates["prior_mean"].values, dims="feature")
+        prior_scale = pm.Data("prior_scale", estimates["prior_scale"].values, dims="feature")
+        prior_kappa = pm.Data("prior_kappa", float(estimates.attrs["prior_kappa"]))
+        prior_shape = pm.Data("prior_shape", float(estimates.attrs["prior_shape"]))
+        var = pm.InverseGamma("var", alpha=prior_shape, beta=prior_scale, dims=CELL)
+        mu = pm.Normal("mu", mu=prior_mean, sigma=pt.sqrt(var / prior_kappa), dims=CELL)
+        n = pt.cast(class_count, "float64")[:, None]
+        if has_rows.all():
+            pm.Normal(
+                "class_mean",
+                mu=mu,
+                sigma=pt.sqrt(var / n),
+                observed=estimates["class_mean"].values,
+                dims=CELL,
+            )
+        else:  # classes given to partial_fit without rows yet have no mean to observe
+            present = np.flatnonzero(has_rows)
+            pm.Normal(
+                "class_mean",
+                mu=mu[present],
+                sigma=pt.sqrt(var[present] / n[present]),
+                observed=estimates["class_mean"].values[present],
+            )
+        pm.CustomDist(
+            "sum_squares",
+            pt.maximum(n - 1.0, 0.0) / 2.0,
+            1.0 / (2.0 * var),
+            dist=_gamma,
+            logp=_gamma_kernel,
+            observed=estimates["sum_squares"].values,
+            dims=CELL,
+        )
+    return model
+
+
+def _gamma(shape, rate, size):
+    return pm.Gamma.dist(alpha=shape, beta=rate, size=size)
+
+
+def _gamma_kernel(value, shape, rate):
+    """log Gamma(value | shape, rate) without (shape − 1) log value − lnΓ(shape), which do not
+    depend on σ² (and are infinite at value = 0)."""
+    return shape * pt.log(rate) - rate * value
