@@ -8,7 +8,7 @@ Poisson(λ_kj). The posterior of λ_kj is Gamma(1 + S_kj, 1 + N_k), S_kj the sum
 over the N_k rows of class k; the exact predictive of a count is negative binomial.
 
 What adding it took: this module (the block ``PoissonFamily``: its class attributes and the
-fifteen abstract methods, nothing else; and its estimator ``PoissonNB``, a
+fifteen abstract methods, nothing else; and its estimator ``ToyPoissonNB``, a
 ``GenerativeClassifier`` that names the block, as ``bayesgen/estimators/models.py`` makes the
 five) and one registry line, ``register(FAMILY)`` (``poisson_registered`` below; a block inside
 the package adds its ``FAMILY`` to the tuple in ``bayesgen/families/registry.py`` instead).
@@ -62,9 +62,9 @@ RATE_SHAPE, RATE_RATE = 1.0, 1.0
 class PoissonFamily(Family):
     """Poisson naive Bayes: π ~ Dirichlet(a), λ_kj ~ Gamma(1, 1), x_ij | k ~ Poisson(λ_kj)."""
 
-    name = "poisson_nb"  # closed_form_.attrs["model"], in saved files
-    estimator = "PoissonNB"  # the estimator's class name
-    cli_name = "poisson"
+    name = "toy_poisson_nb"  # closed_form_.attrs["model"], in saved files
+    estimator = "ToyPoissonNB"  # the estimator's class name
+    cli_name = "toy_poisson"
     feature_kind = "count"  # what bayesgen.input.data checks X against
     parameters: ClassVar[dict] = {"class_prob": ("class",), "feature_rate": ("class", "feature")}
     statistics: ClassVar[dict] = {
@@ -301,7 +301,7 @@ FAMILY = PoissonFamily()
 
 
 # [doc:estimator]
-class PoissonNB(GenerativeClassifier):
+class ToyPoissonNB(GenerativeClassifier):
     """Bayesian Poisson naive Bayes (the toy block's estimator)."""
 
     _family = FAMILY
@@ -490,7 +490,7 @@ def test_presentation_is_read_through_the_block():
 
 def test_fit_gives_the_gamma_posterior_mean_of_every_rate(data):
     X, y = data
-    est = PoissonNB(**CONJUGATE).fit(X, y)
+    est = ToyPoissonNB(**CONJUGATE).fit(X, y)
     shape, rate = posterior_parameters(X, y, est.classes_)
     np.testing.assert_allclose(est.closed_form_["feature_rate"], shape / rate[:, None], rtol=1e-12)
     # No exact marginals declared: the fitted attributes are the mean of the exact draws.
@@ -503,7 +503,7 @@ ROWS = np.array([[3.0, 3.0, 1.0, 1.0, 0.0], [1.0, 1.0, 2.0, 3.0, 5.0], [2.0, 2.0
 
 def test_predict_proba_is_the_posterior_mean_of_p_y_given_x(data):
     X, y = data
-    est = PoissonNB(inference="conjugate", draws=300, chains=2, random_seed=1).fit(X, y)
+    est = ToyPoissonNB(inference="conjugate", draws=300, chains=2, random_seed=1).fit(X, y)
     posterior = est.idata_["posterior"]
     rate = posterior["feature_rate"].transpose("chain", "draw", "class", "feature").values
     class_prob = posterior["class_prob"].transpose("chain", "draw", "class").values
@@ -517,7 +517,7 @@ def test_predict_proba_is_the_posterior_mean_of_p_y_given_x(data):
 
 def test_the_exact_predictive_is_negative_binomial(data):
     X, y = data
-    estimates = PoissonNB(**CONJUGATE, draws=50).fit(X, y).closed_form_
+    estimates = ToyPoissonNB(**CONJUGATE, draws=50).fit(X, y).closed_form_
     expected = softmax(np.stack([scipy_predictive(x, X, y, np.array(["a", "b"])) for x in ROWS]))
     np.testing.assert_allclose(
         closed_form.posterior_predictive_proba(estimates, ROWS), expected, rtol=1e-10
@@ -526,8 +526,8 @@ def test_the_exact_predictive_is_negative_binomial(data):
 
 def test_partial_fit_on_two_chunks_equals_one_fit(data):
     X, y = data
-    whole = PoissonNB(**CONJUGATE).fit(X, y)
-    chunks = PoissonNB(**CONJUGATE)
+    whole = ToyPoissonNB(**CONJUGATE).fit(X, y)
+    chunks = ToyPoissonNB(**CONJUGATE)
     chunks.partial_fit(X[::2], y[::2], classes=["a", "b"]).partial_fit(X[1::2], y[1::2])
     xr.testing.assert_allclose(
         chunks.closed_form_[["feature_sum", "feature_rate"]],
@@ -540,29 +540,29 @@ def test_partial_fit_on_two_chunks_equals_one_fit(data):
 
 def test_compare_finds_the_exact_draws_agree_with_the_closed_forms(data):
     X, y = data
-    result = bayesgen.compare(PoissonNB(**CONJUGATE).fit(X, y))
+    result = bayesgen.compare(ToyPoissonNB(**CONJUGATE).fit(X, y))
     assert result.ok, str(result)
     assert set(result.table["variable"]) == {"class_prob", "feature_rate"}
 
 
 def test_compare_fails_under_another_class_prior(data):
     X, y = data
-    result = bayesgen.compare(PoissonNB(**CONJUGATE).fit(X, y), class_alpha=30.0)
+    result = bayesgen.compare(ToyPoissonNB(**CONJUGATE).fit(X, y), class_alpha=30.0)
     assert not result.agrees
 
 
 def test_a_saved_toy_model_loads_and_predicts_the_same(data, tmp_path):
     X, y = data
-    est = PoissonNB(**CONJUGATE, draws=200).fit(X, y)
+    est = ToyPoissonNB(**CONJUGATE, draws=200).fit(X, y)
     # bayesgen.load reads the five public estimators; the io layer reads any it is handed.
-    loaded = model_files.load(est.save(tmp_path / "poisson.nc"), [PoissonNB])
-    assert type(loaded) is PoissonNB and loaded.model_ is FAMILY
+    loaded = model_files.load(est.save(tmp_path / "poisson.nc"), [ToyPoissonNB])
+    assert type(loaded) is ToyPoissonNB and loaded.model_ is FAMILY
     np.testing.assert_array_equal(loaded.predict_proba(X), est.predict_proba(X))
 
 
 def test_exact_leave_one_out_equals_refitting_without_each_row(data):
     X, y = data
-    est = PoissonNB(**CONJUGATE, draws=50).fit(X, y)
+    est = ToyPoissonNB(**CONJUGATE, draws=50).fit(X, y)
     loo = bayesgen.loo_proba(est)
     refits = []
     for i in range(len(y)):
@@ -573,7 +573,7 @@ def test_exact_leave_one_out_equals_refitting_without_each_row(data):
 
 def test_the_evidence_is_the_product_of_the_sequential_predictives(data):
     X, y = data
-    est = PoissonNB(**CONJUGATE, draws=50).fit(X, y)
+    est = ToyPoissonNB(**CONJUGATE, draws=50).fit(X, y)
     classes = est.classes_
     terms = [scipy_predictive(X[0], X[:0], y[:0], classes)[classes.tolist().index(y[0])]]
     for i in range(1, len(y)):
@@ -584,7 +584,7 @@ def test_the_evidence_is_the_product_of_the_sequential_predictives(data):
 
 def test_sbc_finds_the_conjugate_posterior_calibrated(data):
     X, y = data
-    est = PoissonNB(**CONJUGATE, draws=50).fit(X, y)
+    est = ToyPoissonNB(**CONJUGATE, draws=50).fit(X, y)
     result = bayesgen.sbc(est, n_simulations=40, n_draws=19, n_bins=5, random_seed=3)
     assert result.ok, str(result)
     assert set(result.p_values.index) == {"class_prob", "feature_rate"}
@@ -602,7 +602,7 @@ def test_sbc_fails_a_block_whose_posterior_draws_are_off(data, monkeypatch):
         return draws
 
     monkeypatch.setattr(PoissonFamily, "conjugate_draws", too_large)
-    est = PoissonNB(**CONJUGATE, draws=50).fit(X, y)
+    est = ToyPoissonNB(**CONJUGATE, draws=50).fit(X, y)
     result = bayesgen.sbc(est, n_simulations=40, n_draws=19, n_bins=5, random_seed=3)
     assert not result.ok
     assert result.p_values["feature_rate"] < result.level < result.p_values["class_prob"]
@@ -611,7 +611,7 @@ def test_sbc_fails_a_block_whose_posterior_draws_are_off(data, monkeypatch):
 @pytest.mark.slow
 def test_nuts_on_the_pymc_model_agrees_with_the_closed_forms(data):
     X, y = data
-    est = PoissonNB(draws=500, tune=500, chains=2, random_seed=0, progressbar=False).fit(X, y)
+    est = ToyPoissonNB(draws=500, tune=500, chains=2, random_seed=0, progressbar=False).fit(X, y)
     result = bayesgen.compare(est)
     assert result.ok, str(result)
 
