@@ -14,6 +14,7 @@ import xarray as xr
 
 import bayesgen.families.bernoulli as bernoulli
 import bayesgen.families.categorical as categorical
+import bayesgen.families.gaussian_nb as gaussian_nb
 import bayesgen.families.gda as gda
 import bayesgen.families.multinomial as multinomial
 import bayesgen.families.qda as qda
@@ -21,7 +22,14 @@ from bayesgen.families.base import Family
 
 FAMILIES: dict[str, Family] = {
     family.name: family
-    for family in (multinomial.FAMILY, bernoulli.FAMILY, categorical.FAMILY, gda.FAMILY, qda.FAMILY)
+    for family in (
+        multinomial.FAMILY,
+        bernoulli.FAMILY,
+        categorical.FAMILY,
+        gda.FAMILY,
+        qda.FAMILY,
+        gaussian_nb.FAMILY,
+    )
 }
 
 
