@@ -241,7 +241,7 @@ def log_evidence(
 
     >>> import numpy as np
     >>> from bayesgen.maths.gamma_poisson import log_evidence
-    >>> float(np.exp(log_evidence([[2.0]], [1.0], [np.log(2.0)], 1.0, 1.0)))
+    >>> round(float(np.exp(log_evidence([[2.0]], [1.0], [np.log(2.0)], 1.0, 1.0))), 12)
     0.125
     """
     counts = np.asarray(feature_count, dtype=np.float64)
