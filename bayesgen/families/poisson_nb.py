@@ -1,0 +1,420 @@
+"""Poisson naive Bayes: counts per class and feature, each with a Gamma-distributed rate.
+
+π ~ Dirichlet(a), λ_kj ~ Gamma(a₀, b₀) (shape a₀, rate b₀), and the count of feature j in a
+row of class k is x_ij ~ Poisson(λ_kj), independently over the features. The statistics are
+the (weighted) rows of each class N_k, the sums of each feature over them S_kj and, for the
+evidence, Σ_i log x_ij! per class and feature; from them (:mod:`bayesgen.maths.gamma_poisson`):
+
+* ``feature_rate_mle`` = S_kj / N_k, the class mean counts;
+* λ_kj | data ~ Gamma(a₀ + S_kj, b₀ + N_k): ``feature_rate`` = (a₀ + S_kj) / (b₀ + N_k), its
+  mean; SD √(a₀ + S_kj) / (b₀ + N_k), mode (a₀ + S_kj − 1) / (b₀ + N_k);
+* the exact predictive of a new row is a product of negative binomials, and its
+  leave-one-out form takes the row out of its class's Gamma;
+* the evidence is a product of Gamma integrals, one per class and feature.
+
+The rate prior
+    ``rate_prior=(a₀, b₀)``, or by default Gamma(1, 1 / m̄), m̄ the mean count of the training
+    data over all rows and features (Σ_kj S_kj / (N · D)): the shape 1 adds one count to each
+    class's sum, as add-one smoothing does, and the rate spreads it over 1 / m̄ rows, so that
+    the prior mean of every rate is the data's mean count and (an exponential) its SD too.
+    A weak prior scaled to the data, as GDA's default prior is; with no count at all in the
+    data, Gamma(1, 1). The fit records the prior it used in ``attrs["rate_prior_shape"]`` and
+    ``attrs["rate_prior_rate"]``.
+
+Counts need not be whole: a fractional x (a weight) enters the same kernel λˣ e^(−λ) / Γ(x + 1),
+a weighted likelihood for which every closed form above holds; the PyMC model then takes the
+sums through a potential, which it cannot simulate.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, ClassVar
+
+import numpy as np
+import scipy.sparse as sp
+import xarray as xr
+from scipy import stats
+
+import bayesgen.maths.gamma_poisson as gamma_poisson
+from bayesgen.families.base import Family
+from bayesgen.families.class_prior import CLASS_PRIOR
+from bayesgen.families.expected import Expected, reason_array
+from bayesgen.families.presentation import Presentation, TopParameters
+from bayesgen.families.results import Marginal, Variable
+from bayesgen.input.alpha import check_smoothing
+from bayesgen.input.params import is_real
+from bayesgen.input.statistics import check_mergeable, total_weight, training_data
+from bayesgen.maths.counts import class_counts, feature_counts
+from bayesgen.maths.dirichlet import log
+from bayesgen.maths.likelihood import linear_in_x
+
+if TYPE_CHECKING:
+    import pymc as pm
+
+#: What ``rate_prior`` may be, for the messages of :func:`check_rate_prior`.
+RATE_PRIOR_EXPECTED = "None or a pair (shape, rate) of finite numbers > 0"
+#: Why a rate has no posterior mode, for the comparison's table.
+NO_GAMMA_MODE = (
+    "boundary: Gamma(a < 1) has no mode (its density is unbounded at 0), so no MAP exists to "
+    "compare with"
+)
+
+
+def check_rate_prior(value) -> tuple[float, float] | None:
+    """``rate_prior`` as (shape, rate) floats, or None (the default prior, scaled to the data).
+
+    Raises
+    ------
+    TypeError
+        For anything but None or a pair of real numbers.
+    ValueError
+        For a pair that is not two finite numbers > 0.
+
+    Examples
+    --------
+    >>> from bayesgen.families.poisson_nb import check_rate_prior
+    >>> check_rate_prior([2, 0.5])
+    (2.0, 0.5)
+    >>> check_rate_prior((1.0, 0.0))  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+        ...
+    ValueError: rate_prior: expected None or a pair (shape, rate) of ... > 0; got (1.0, 0.0).
+    """
+    if value is None:
+        return None
+    message = f"rate_prior: expected {RATE_PRIOR_EXPECTED}; got {value!r}."
+    if not isinstance(value, tuple | list) or not all(is_real(v) for v in value):
+        raise TypeError(message)
+    if len(value) != 2 or not all(np.isfinite(v) and v > 0 for v in value):
+        raise ValueError(message)
+    return float(value[0]), float(value[1])
+
+
+def default_rate_prior(statistics: xr.Dataset) -> tuple[float, float]:
+    """Gamma(1, 1 / m̄), m̄ the mean count per row and feature of the statistics' rows; Gamma(1,
+    1) where they hold no count (see the module docstring)."""
+    total = float(statistics["feature_count"].values.sum())
+    cells = float(statistics["class_count"].values.sum()) * statistics.sizes["feature"]
+    mean_count = total / cells if cells > 0 else 0.0
+    return 1.0, (1.0 / mean_count if mean_count > 0 else 1.0)
+
+
+def rate_prior_of(estimates: xr.Dataset) -> tuple[float, float]:
+    """The (shape, rate) of the Gamma prior a fit used (its attrs)."""
+    attrs = estimates.attrs
+    return float(attrs["rate_prior_shape"]), float(attrs["rate_prior_rate"])
+
+
+class PoissonFamily(Family):
+    """Poisson naive Bayes: x_ij | y_i = k ~ Poisson(λ_kj), λ_kj ~ Gamma(a₀, b₀)."""
+
+    name = "poisson_nb"
+    estimator = "PoissonNB"
+    cli_name = "poisson"
+    feature_kind = "count"
+    parameters: ClassVar[dict[str, tuple[str, ...]]] = {
+        "class_prob": ("class",),
+        "feature_rate": ("class", "feature"),
+    }
+    statistics: ClassVar[dict[str, tuple[str, ...]]] = {
+        "class_count": ("class",),
+        "feature_count": ("class", "feature"),
+        # Σ_i log x_ij! over each class's rows: the evidence's normalisation, which the sums
+        # alone do not give.
+        "feature_log_factorial": ("class", "feature"),
+    }
+    presentation = Presentation(
+        plot_variables=("class_prob", "feature_rate"),
+        top_parameter_label="λ (mean count of the feature in the class)",
+        top_parameter_caption="largest rates",
+        variable_symbols={"feature_rate": "λ"},
+        ppc_variables=("row_total", "zero_counts"),
+        ppc_caption=(
+            "row_total is each row's total count and zero_counts its features with a count of "
+            "0, the labels kept as observed: counts more spread out than a Poisson's "
+            "(overdispersion) show as a black curve wider than the blue ones, and more zeros "
+            "than a Poisson gives (zero inflation) as one to their right."
+        ),
+    )
+
+    # -- statistics and closed forms ------------------------------------------------------
+
+    def sufficient_statistics(
+        self, X, y, *, feature_names=None, sample_weight=None, classes=None
+    ) -> xr.Dataset:
+        """The (weighted) rows per class N_k, the sums of each feature over them S_kj, and
+        Σ_i log x_ij! per class and feature."""
+        data = training_data(
+            X,
+            y,
+            kind=self.feature_kind,
+            feature_names=feature_names,
+            sample_weight=sample_weight,
+            classes=classes,
+        )
+        n_classes = len(data.classes)
+        class_count = class_counts(data.y, n_classes, data.sample_weight)
+        log_factorials = gamma_poisson.log_factorials(data.X)
+        variables = {
+            "class_count": (("class",), class_count),
+            "feature_count": (
+                ("class", "feature"),
+                feature_counts(data.X, data.y, n_classes, data.sample_weight),
+            ),
+            "feature_log_factorial": (
+                ("class", "feature"),
+                feature_counts(log_factorials, data.y, n_classes, data.sample_weight),
+            ),
+        }
+        attrs = {
+            "model": self.name,
+            "n_samples": total_weight(class_count),
+            "feature_names_given": int(data.names_given),
+        }
+        coords = {"class": data.classes, "feature": data.feature_names}
+        return xr.Dataset(variables, coords=coords, attrs=attrs)
+
+    def merge_statistics(self, first: xr.Dataset, second: xr.Dataset) -> xr.Dataset:
+        """The statistics of the union of two sets of rows: every statistic adds."""
+        check_mergeable(first, second)
+        merged = first[list(self.statistics)].copy()
+        for name in self.statistics:  # plain arrays: the coords were checked equal
+            merged[name] = (first[name].dims, first[name].values + second[name].values)
+        merged.attrs = dict(first.attrs)
+        merged.attrs["n_samples"] = total_weight(merged["class_count"].values)
+        return merged
+
+    def from_statistics(
+        self, statistics: xr.Dataset, *, class_alpha: float = 1.0, rate_prior=None
+    ) -> xr.Dataset:
+        """The closed-form estimates: ``class_prob``, ``feature_rate`` (posterior means) and
+        their MLEs, at the class prior ``class_alpha`` and the Gamma ``rate_prior`` (None:
+        Gamma(1, 1 / m̄), see the module docstring).
+
+        Returns
+        -------
+        xarray.Dataset
+            The statistics, ``class_prob``, ``class_prob_mle``, ``feature_rate`` and
+            ``feature_rate_mle`` (S_kj / N_k; NaN for a class without rows); attrs ``model``,
+            ``class_alpha``, ``rate_prior_shape``, ``rate_prior_rate``, ``n_samples`` and
+            ``feature_names_given``.
+        """
+        class_alpha = check_smoothing(class_alpha, "class_alpha")
+        checked = check_rate_prior(rate_prior)
+        prior_shape, prior_rate = default_rate_prior(statistics) if checked is None else checked
+        count = statistics["class_count"].values.astype(np.float64)
+        feature_count = statistics["feature_count"].values
+        shape, rate = gamma_poisson.gamma_posterior(prior_shape, prior_rate, feature_count, count)
+        variables = {name: statistics[name] for name in self.statistics}
+        variables |= CLASS_PRIOR.estimates(count, class_alpha)
+        variables["feature_rate"] = (("class", "feature"), gamma_poisson.gamma_mean(shape, rate))
+        with np.errstate(divide="ignore", invalid="ignore"):  # a class without rows: NaN
+            mle = feature_count / count[:, None]
+        variables["feature_rate_mle"] = (("class", "feature"), mle)
+        attrs = {
+            "model": self.name,
+            "class_alpha": class_alpha,
+            "rate_prior_shape": prior_shape,
+            "rate_prior_rate": prior_rate,
+            "n_samples": statistics.attrs["n_samples"],
+            "feature_names_given": statistics.attrs["feature_names_given"],
+        }
+        return xr.Dataset(variables, coords=statistics.coords, attrs=attrs)
+
+    def posterior_parameters(
+        self, estimates: xr.Dataset, *, posterior: bool = True
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """(shape (K, D), rate (K, 1)) of every λ_kj's Gamma: the posterior, or with
+        ``posterior=False`` the prior (the posterior given no rows)."""
+        prior_shape, prior_rate = rate_prior_of(estimates)
+        weight = 1.0 if posterior else 0.0
+        return gamma_poisson.gamma_posterior(
+            prior_shape,
+            prior_rate,
+            weight * estimates["feature_count"].values,
+            weight * estimates["class_count"].values,
+        )
+
+    def plug_in_log_joint(self, estimates: xr.Dataset, X) -> tuple[np.ndarray, np.ndarray | None]:
+        """log π_k + Σ_j log Poisson(x_j; λ_kj) at the posterior means, in full."""
+        class_order, log_class = CLASS_PRIOR.log_terms(estimates)
+        rate = estimates["feature_rate"].values
+        joint = self._poisson_log_joint(X, log_class, rate) + self.row_log_constant(X)[:, None]
+        order = np.broadcast_to(class_order, joint.shape)
+        return joint, (order if np.any(order) else None)
+
+    def predictive_log_joint(self, estimates: xr.Dataset, X) -> np.ndarray:
+        """log E[π_k | D] + Σ_j log NB(x_j; a₀ + S_kj, b₀ + N_k): λ integrated out."""
+        shape, rate = self.posterior_parameters(estimates)
+        with np.errstate(divide="ignore"):  # class_alpha = 0 and a class without rows
+            log_class = np.log(estimates["class_prob"].values)
+        return log_class + gamma_poisson.negative_binomial_log_pmf(X, shape, rate)
+
+    def log_evidence(self, estimates: xr.Dataset) -> float:
+        """log p(y | a) + log p(X | y, a₀, b₀) of the training rows in their order."""
+        labels = CLASS_PRIOR.log_evidence(estimates, estimates.attrs["class_alpha"])
+        features = gamma_poisson.log_evidence(
+            estimates["feature_count"].values,
+            estimates["class_count"].values,
+            estimates["feature_log_factorial"].values,
+            *rate_prior_of(estimates),
+        )
+        return float(labels + features)
+
+    # -- the exact conjugate posterior ----------------------------------------------------
+
+    def conjugate_draws(
+        self, estimates: xr.Dataset, rng, sample_shape, dtype, *, posterior: bool
+    ) -> dict[str, Variable]:
+        """π, then every λ_kj, from their Dirichlet and Gamma laws."""
+        # π first, then λ: the order of the generator's calls fixes which draws each gets.
+        class_prob = CLASS_PRIOR.draws(estimates, rng, sample_shape, dtype, posterior=posterior)
+        shape, rate = self.posterior_parameters(estimates, posterior=posterior)
+        size = (*sample_shape, *shape.shape)
+        rates = rng.gamma(shape, 1.0 / rate, size=size).astype(dtype)
+        return {"class_prob": class_prob, "feature_rate": (("class", "feature"), rates)}
+
+    def conjugate_mode(self, estimates: xr.Dataset) -> dict[str, Variable]:
+        """π's Dirichlet mode and each rate's (a − 1) / b (NaN for a < 1)."""
+        shape, rate = self.posterior_parameters(estimates)
+        return {
+            "class_prob": CLASS_PRIOR.mode(estimates),
+            "feature_rate": (("class", "feature"), gamma_poisson.gamma_mode(shape, rate)),
+        }
+
+    def exact_marginals(self, estimates: xr.Dataset) -> dict[str, Marginal]:
+        """π's Beta marginals and every λ_kj's Gamma(a₀ + S_kj, b₀ + N_k)."""
+        shape, rate = self.posterior_parameters(estimates)
+        rate = np.broadcast_to(rate, shape.shape)
+        return {
+            "class_prob": CLASS_PRIOR.marginal(estimates),
+            "feature_rate": Marginal(
+                ("class", "feature"),
+                gamma_poisson.gamma_mean(shape, rate),
+                gamma_poisson.gamma_sd(shape, rate),
+                stats.gamma(shape, scale=1.0 / rate),
+            ),
+        }
+
+    def feature_subset(self, estimates: xr.Dataset, labels: np.ndarray) -> xr.Dataset:
+        """The features ``labels`` alone: every rate is independent of the others."""
+        keep = np.flatnonzero(np.isin(estimates["feature"].values, labels))
+        return estimates.isel(feature=keep)
+
+    def loo_log_joint(
+        self, estimates: xr.Dataset, X, y_codes: np.ndarray, *, options: dict | None = None
+    ) -> np.ndarray:
+        """log E[π_k | D_{-i}] + Σ_j log NB(x_ij; ·) with row i taken out of its own class's
+        Gamma (a₀ + S_kj − x_ij, b₀ + N_k − 1), every row at once."""
+        y_codes = np.asarray(y_codes)
+        shape, rate = self.posterior_parameters(estimates)
+        features = gamma_poisson.leave_one_out_log_pmf(X, y_codes, shape, rate)
+        return CLASS_PRIOR.loo_log_prob(estimates, y_codes) + features
+
+    # -- the generative model -------------------------------------------------------------
+
+    def pymc_model(self, estimates: xr.Dataset) -> pm.Model:
+        """π ~ Dirichlet(a) and λ_kj ~ Gamma(a₀, b₀); observed: ``class_count`` ~
+        Multinomial(N, π) and ``feature_count`` S_kj ~ Poisson(N_k λ_kj), the sum of N_k
+        Poisson(λ_kj) counts, which is all the rows say about λ (the factorisation theorem).
+        See :func:`bayesgen.families.poisson_nb_pymc.poisson_nb_pymc_model`."""
+        from bayesgen.families.poisson_nb_pymc import poisson_nb_pymc_model  # heavy: PyMC
+
+        return poisson_nb_pymc_model(estimates, *rate_prior_of(estimates))
+
+    def draw_log_joint(self, estimates: xr.Dataset, X, draws: xr.Dataset) -> np.ndarray:
+        """log π_k + Σ_j (x_j log λ_kj − λ_kj) per draw; −Σ_j log x_j! is
+        :meth:`row_log_constant`."""
+        rate = draws["feature_rate"].transpose("draw", "class", "feature").values
+        log_class = log(draws["class_prob"].transpose("draw", "class").values)
+        return self._poisson_log_joint(X, log_class, rate)
+
+    def row_log_constant(self, X) -> np.ndarray:
+        """−Σ_j log x_j! of every row, the Poisson terms free of λ."""
+        return -np.asarray(gamma_poisson.log_factorials(X).sum(axis=1)).ravel()
+
+    def simulate_rows(self, estimates: xr.Dataset, X, y_codes, parameters, rng):
+        """x_ij ~ Poisson(λ_{y_i j}) for every training row, sparse where X is."""
+        rates = np.asarray(parameters["feature_rate"], dtype=np.float64)
+        rows = rng.poisson(rates[np.asarray(y_codes)]).astype(np.float64)
+        return sp.csr_array(rows) if sp.issparse(X) else rows
+
+    def predictive_statistics(self, estimates: xr.Dataset, X, y_codes) -> dict[str, Variable]:
+        """``row_total`` (each row's total count) and ``zero_counts`` (its features with a
+        count of 0), which show overdispersion and zero inflation."""
+        total = np.asarray(X.sum(axis=1)).ravel().astype(np.float64)
+        if sp.issparse(X):
+            nonzero = np.diff(sp.csr_array(X != 0).indptr)
+        else:
+            nonzero = np.count_nonzero(np.asarray(X), axis=1)
+        zeros = (X.shape[1] - nonzero).astype(np.int64)
+        return {"row_total": (("obs",), total), "zero_counts": (("obs",), zeros)}
+
+    # -- the comparison -------------------------------------------------------------------
+
+    def expected(
+        self,
+        estimates: xr.Dataset,
+        *,
+        alpha: float | None,
+        class_alpha: float,
+        options: dict,
+        map_method: str | None,
+    ) -> list[Expected]:
+        """π under Dirichlet(a) and every λ_kj under Gamma(a₀ + S_kj, b₀ + N_k): mean a / b,
+        SD √a / b, kurtosis 3 + 6 / a and mode (a − 1) / b (none for a < 1)."""
+        shape, rate = self.posterior_parameters(estimates)
+        rate = np.broadcast_to(rate, shape.shape)
+        no_mode = shape < 1.0
+        map_reasons = reason_array(shape.shape)
+        map_reasons[no_mode] = NO_GAMMA_MODE
+        prior_shape, prior_rate = rate_prior_of(estimates)
+        prior = f"Gamma({prior_shape:g}, {prior_rate:g})"
+        rates = Expected(
+            variable="feature_rate",
+            keep=np.ones(shape.shape, dtype=bool),
+            closed_form=gamma_poisson.gamma_mean(shape, rate),
+            closed_form_sd=gamma_poisson.gamma_sd(shape, rate),
+            closed_form_kurtosis=gamma_poisson.gamma_kurtosis(shape),
+            mle=estimates["feature_rate_mle"].values.astype(np.float64),
+            expected_map=gamma_poisson.gamma_mode(shape, rate),
+            reasons=(reason_array(shape.shape), reason_array(shape.shape), map_reasons),
+            hide_map=no_mode,
+            prior=prior,
+            mean_identity=f"posterior mean under {prior} = (a₀ + S) / (b₀ + N_k)",
+            sd_identity=f"posterior SD under {prior} = √(a₀ + S) / (b₀ + N_k)",
+            map_identity=f"MAP under {prior} = (a₀ + S − 1) / (b₀ + N_k)",
+            unbounded=no_mode,
+        )
+        return [CLASS_PRIOR.expected(estimates, class_alpha), rates]
+
+    # -- presentation ---------------------------------------------------------------------
+
+    def feature_scores(self, estimates: xr.Dataset) -> np.ndarray:
+        """The largest posterior mean rate of each feature over the classes."""
+        return estimates["feature_rate"].values.max(axis=0)
+
+    def top_parameters(self, estimates: xr.Dataset, posterior: xr.Dataset) -> TopParameters:
+        """Each class's rates, ranked by their posterior means."""
+        return TopParameters(posterior["feature_rate"], estimates["feature_rate"].values)
+
+    # -- helpers --------------------------------------------------------------------------
+
+    @staticmethod
+    def _poisson_log_joint(X, log_class: np.ndarray, rate: np.ndarray) -> np.ndarray:
+        """log π_k + Σ_j (x_j log λ_kj − λ_kj) for rates of shape (..., K, D) and log π of
+        shape (..., K): shape (..., n_samples, K)."""
+        return linear_in_x(X, log(rate)) + (log_class - rate.sum(axis=-1))[..., None, :]
+
+
+FAMILY = PoissonFamily()
+
+__all__ = [
+    "FAMILY",
+    "NO_GAMMA_MODE",
+    "RATE_PRIOR_EXPECTED",
+    "PoissonFamily",
+    "check_rate_prior",
+    "default_rate_prior",
+    "rate_prior_of",
+]

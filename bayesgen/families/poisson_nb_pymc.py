@@ -1,0 +1,94 @@
+"""Poisson naive Bayes as a PyMC model on its sufficient statistics (see
+:meth:`bayesgen.families.poisson_nb.PoissonFamily.pymc_model`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pymc as pm
+import pytensor.tensor as pt
+import xarray as xr
+
+from bayesgen.families.shared_pymc import (
+    StandardisedLog,
+    class_prob_prior,
+    log_gamma_standardisation,
+    model_coords,
+    observed_counts,
+    positive_priors,
+    standardisation_data,
+    whole_counts,
+)
+
+
+def _poisson_exposure_kernel(value, exposure, rate):
+    """log Poisson(value | exposure · rate) less its terms free of the rate (value log exposure
+    and log value!); 0 for a class without rows (value and exposure both 0)."""
+    return value * pt.log(rate) - exposure * rate
+
+
+def _poisson_exposure(exposure, rate, size):
+    return pm.Poisson.dist(mu=exposure * rate, size=size)
+
+
+def poisson_nb_pymc_model(estimates: xr.Dataset, prior_shape: float, prior_rate: float) -> pm.Model:
+    """Poisson naive Bayes on its sufficient statistics.
+
+    π ~ Dirichlet(a), a = ``class_alpha`` from ``estimates.attrs``, and every rate
+    ``feature_rate`` λ_kj ~ Gamma(``prior_shape``, ``prior_rate``). Observed: the class counts
+    ``class_count`` ~ Multinomial(N, π) and the sums ``feature_count`` S_kj ~ Poisson(N_k λ_kj).
+    The rows' likelihood Π_i Poisson(x_ij | λ_kj) is λ^S e^(−N λ) / Π_i x_ij!, so the sum
+    carries all that the rows say about λ (the factorisation theorem): the posterior is
+    exactly that of the rows, Gamma(a₀ + S_kj, b₀ + N_k), at a cost that does not grow with
+    them. PyMC's pointwise log-likelihood of ``feature_count`` leaves out the terms free of λ
+    (:func:`~bayesgen.families.shared_pymc.observed_counts`).
+
+    Fractional sums (weighted or fractional counts) cannot be observed as Poisson: they enter
+    the same kernel S log λ − N λ through the potential ``feature_loglik`` (a weighted
+    likelihood), which PyMC does not simulate.
+
+    NUTS samples the rates through
+    :class:`~bayesgen.families.shared_pymc.StandardisedLog`, standardised by their posterior
+    Gamma (the data ``feature_rate_standardisation``), and starts at its mean.
+    """
+    _, class_alpha = positive_priors(estimates, needs_alpha=False)
+    dims = ("class", "feature")
+    counts = estimates["feature_count"].values.astype(np.float64)
+    whole = whole_counts(counts)
+    rows = estimates["class_count"].values.astype(np.float64)
+    posterior_shape = prior_shape + counts
+    posterior_rate = (prior_rate + rows)[:, None]
+    with pm.Model(coords=model_coords(estimates)) as model:
+        class_count, _ = class_prob_prior(estimates, class_alpha)
+        data = pm.Data("feature_count_data", counts if whole is None else whole, dims=dims)
+        # Priors are data, so that one compiled graph serves another prior of the same shape.
+        shape = pm.Data("rate_prior_shape", prior_shape)
+        rate_of_rate = pm.Data("rate_prior_rate", prior_rate)
+        constants = standardisation_data(
+            "feature_rate",
+            log_gamma_standardisation(posterior_shape, posterior_rate),
+            dims=dims,
+        )
+        rate = pm.Gamma(
+            "feature_rate",
+            alpha=shape,
+            beta=rate_of_rate,
+            dims=dims,
+            shape=constants.shape[1:],  # see standardisation_data
+            initval=posterior_shape / posterior_rate,
+            default_transform=StandardisedLog(constants[0], constants[1], constants[2]),
+        )
+        exposure = pt.cast(class_count, "float64")[:, None]
+        if whole is None:
+            pm.Potential("feature_loglik", pt.sum(_poisson_exposure_kernel(data, exposure, rate)))
+        else:
+            observed_counts(
+                "feature_count",
+                _poisson_exposure,
+                _poisson_exposure_kernel,
+                exposure,
+                rate,
+                observed=data,
+                dims=dims,
+            )
+    return model
