@@ -17,6 +17,7 @@ import bayesgen.families.categorical as categorical
 import bayesgen.families.gaussian_nb as gaussian_nb
 import bayesgen.families.gda as gda
 import bayesgen.families.multinomial as multinomial
+import bayesgen.families.poisson_nb as poisson_nb
 import bayesgen.families.qda as qda
 from bayesgen.families.base import Family
 
@@ -29,6 +30,7 @@ FAMILIES: dict[str, Family] = {
         gda.FAMILY,
         qda.FAMILY,
         gaussian_nb.FAMILY,
+        poisson_nb.FAMILY,
     )
 }
 
