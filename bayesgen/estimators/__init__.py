@@ -11,11 +11,13 @@ from bayesgen.estimators.models import (
     MultinomialNB,
     QuadraticDiscriminantAnalysis,
 )
+from bayesgen.estimators.poisson_nb import PoissonNB
 
 __all__ = [
     "BernoulliNB",
     "CategoricalNB",
     "GaussianDiscriminantAnalysis",
     "MultinomialNB",
+    "PoissonNB",
     "QuadraticDiscriminantAnalysis",
 ]
