@@ -11,6 +11,7 @@ from bayesgen.estimators.models import (
     MultinomialNB,
     QuadraticDiscriminantAnalysis,
 )
+from bayesgen.estimators.poisson_nb import PoissonNB
 from bayesgen.io import model_files
 
 __all__ = ["ESTIMATORS", "load"]
@@ -21,6 +22,7 @@ ESTIMATORS = (
     CategoricalNB,
     GaussianDiscriminantAnalysis,
     MultinomialNB,
+    PoissonNB,
     QuadraticDiscriminantAnalysis,
 )
 
