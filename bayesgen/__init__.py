@@ -16,6 +16,7 @@ _LAZY = {
     "BernoulliNB": "bayesgen.estimators.models",
     "MultinomialNB": "bayesgen.estimators.models",
     "CategoricalNB": "bayesgen.estimators.models",
+    "PoissonNB": "bayesgen.estimators.poisson_nb",
     "NormalInverseWishart": "bayesgen.closed_form",
     "load": "bayesgen.estimators.loading",
     "compare": "bayesgen.checks.comparison",
