@@ -4,6 +4,7 @@ Modules here import :mod:`bayesgen.io` and the layers below it. Above this layer
 is reached through an estimator's ``model_``; below it, nothing looks a model up by name.
 """
 
+from bayesgen.estimators.gaussian_nb import GaussianNB
 from bayesgen.estimators.models import (
     BernoulliNB,
     CategoricalNB,
@@ -17,6 +18,7 @@ __all__ = [
     "BernoulliNB",
     "CategoricalNB",
     "GaussianDiscriminantAnalysis",
+    "GaussianNB",
     "MultinomialNB",
     "PoissonNB",
     "QuadraticDiscriminantAnalysis",
