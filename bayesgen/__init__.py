@@ -17,6 +17,7 @@ _LAZY = {
     "MultinomialNB": "bayesgen.estimators.models",
     "CategoricalNB": "bayesgen.estimators.models",
     "PoissonNB": "bayesgen.estimators.poisson_nb",
+    "GaussianNB": "bayesgen.estimators.gaussian_nb",
     "NormalInverseWishart": "bayesgen.closed_form",
     "load": "bayesgen.estimators.loading",
     "compare": "bayesgen.checks.comparison",

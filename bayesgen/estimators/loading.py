@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+from bayesgen.estimators.gaussian_nb import GaussianNB
 from bayesgen.estimators.models import (
     BernoulliNB,
     CategoricalNB,
@@ -21,6 +22,7 @@ ESTIMATORS = (
     BernoulliNB,
     CategoricalNB,
     GaussianDiscriminantAnalysis,
+    GaussianNB,
     MultinomialNB,
     PoissonNB,
     QuadraticDiscriminantAnalysis,
