@@ -18,6 +18,7 @@ from bayesgen import (
     BernoulliNB,
     CategoricalNB,
     GaussianDiscriminantAnalysis,
+    GaussianNB,
     MultinomialNB,
     QuadraticDiscriminantAnalysis,
 )
@@ -35,6 +36,7 @@ ESTIMATORS = [
     CategoricalNB(**FAST),
     GaussianDiscriminantAnalysis(**FAST),
     QuadraticDiscriminantAnalysis(**FAST),
+    GaussianNB(**FAST),
 ]
 
 
