@@ -20,6 +20,7 @@ from bayesgen import (
     GaussianDiscriminantAnalysis,
     GaussianNB,
     MultinomialNB,
+    PoissonNB,
     QuadraticDiscriminantAnalysis,
 )
 
@@ -37,6 +38,7 @@ ESTIMATORS = [
     GaussianDiscriminantAnalysis(**FAST),
     QuadraticDiscriminantAnalysis(**FAST),
     GaussianNB(**FAST),
+    PoissonNB(**FAST),
 ]
 
 
