@@ -13,7 +13,7 @@ from textwrap import dedent
 
 import numpy as np
 
-import bayesgen.estimators.models as estimator_classes
+import bayesgen.estimators as estimator_classes
 from bayesgen.cli.arguments import (
     HelpFormatter,
     feature_smoothing,
