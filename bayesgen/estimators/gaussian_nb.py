@@ -68,9 +68,9 @@ class GaussianNB(GenerativeClassifier):
     >>> clf = GaussianNB(inference="conjugate", compute_map=False, random_seed=0)
     >>> clf.fit(X, y).predict([[0.5, 0.5], [3.0, 3.0]]).tolist()
     ['a', 'b']
-    >>> clf.theta_.round(2)
-    array([[0.5 , 0.5 ],
-           [3.5 , 3.49]])
+    >>> clf.theta_.round(2)  # shrunk towards the overall mean 2.0 by κ₀ = 0.01 of a row
+    array([[0.5, 0.5],
+           [3.5, 3.5]])
     >>> clf.closed_form_["var_mle"].values.round(3)  # scikit-learn's var_ (var_smoothing=0)
     array([[0.167, 0.167],
            [0.167, 0.167]])
