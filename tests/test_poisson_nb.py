@@ -477,6 +477,21 @@ def test_the_pymc_model_observes_the_statistics_and_has_the_exact_posterior(data
     assert logp(points[0]) - logp(points[1]) == pytest.approx(exact[0] - exact[1], rel=1e-9)
 
 
+def test_the_pymc_model_simulates_the_sums_from_the_prior(data):
+    import pymc as pm
+
+    X, y = data
+    est = PoissonNB(**CONJUGATE).fit(X, y)
+    with est.pymc_model():
+        prior = pm.sample_prior_predictive(draws=4000, random_seed=1, var_names=["feature_count"])
+    sums = prior.prior_predictive["feature_count"].values.reshape(-1, 3, 5)
+    # S ~ Poisson(N_k λ), λ ~ Gamma(a₀, b₀): mean N_k a₀ / b₀, variance N_k a₀ / b₀ (1 + N_k / b₀)
+    rows = np.array([np.sum(y == label) for label in CLASSES], dtype=float)[:, None]
+    mean = rows * PRIOR[0] / PRIOR[1]
+    standard_error = np.sqrt(mean * (1.0 + rows / PRIOR[1]) / sums.shape[0])
+    assert np.all(np.abs(sums.mean(axis=0) - mean) < 5 * standard_error)
+
+
 def test_fractional_counts_enter_the_pymc_model_as_a_weighted_likelihood(data):
     X, y = data
     est = PoissonNB(**CONJUGATE).fit(X + np.pi / 10, y)  # sums that are not whole
