@@ -351,12 +351,15 @@ def test_a_class_without_rows_keeps_the_prior():
 # compare(), SBC, saving and loading.
 
 
-def test_compare_agrees_with_exact_draws_for_every_seed():
+def test_compare_agrees_with_exact_draws_in_49_of_50_seeds():
     X, y = two_class_data()
-    for seed in range(10):
+    failed = []
+    for seed in range(50):
         est = GaussianNB(prior=PRIOR, inference="conjugate", draws=500, chains=2, random_seed=seed)
         result = bayesgen.compare(est.fit(X, y))
-        assert result.ok, (seed, str(result))
+        if not result.ok:
+            failed.append(seed)
+    assert len(failed) <= 1, failed
     assert set(result.table["variable"]) == {"class_prob", "mu", "var"}
 
 
@@ -511,17 +514,3 @@ def test_nuts_on_the_pymc_model_agrees_with_the_closed_forms():
     est = GaussianNB(prior=PRIOR, draws=1000, tune=1000, chains=2, random_seed=0, progressbar=False)
     result = bayesgen.compare(est.fit(X, y))
     assert result.ok, str(result)
-
-
-@pytest.mark.slow
-def test_compare_agrees_with_exact_draws_in_49_of_50_seeds():
-    X, y = two_class_data()
-    agreed = sum(
-        bayesgen.compare(
-            GaussianNB(
-                prior=PRIOR, inference="conjugate", draws=500, chains=2, random_seed=seed
-            ).fit(X, y)
-        ).ok
-        for seed in range(50)
-    )
-    assert agreed >= 49
