@@ -282,6 +282,22 @@ def test_predict_proba_is_the_posterior_mean_of_p_y_given_x():
     assert est.predict(rows[:2]).tolist() == ["setosa", "virginica"]
 
 
+def test_the_pointwise_log_likelihood_is_that_of_each_row_under_its_class():
+    X, y = two_class_data()
+    est = GaussianNB(prior=PRIOR, inference="conjugate", draws=50, chains=2, random_seed=2)
+    est.fit(X, y)
+    posterior = est.idata_["posterior"]
+    codes = np.searchsorted(est.classes_, y)
+    class_prob = posterior["class_prob"].transpose("chain", "draw", "class").values
+    mu = posterior["mu"].transpose("chain", "draw", "class", "feature").values[:, :, codes]
+    var = posterior["var"].transpose("chain", "draw", "class", "feature").values[:, :, codes]
+    expected = np.log(class_prob[:, :, codes]) + scipy_stats.norm.logpdf(
+        np.asarray(X), mu, np.sqrt(var)
+    ).sum(axis=-1)
+    log_likelihood = est.idata_["log_likelihood"]["y"].transpose("chain", "draw", "obs").values
+    np.testing.assert_allclose(log_likelihood, expected, rtol=1e-10)
+
+
 def test_plug_in_probabilities_are_the_normal_densities_at_the_posterior_means():
     X, y = two_class_data()
     est = GaussianNB(prior=PRIOR, **FAST).fit(X, y)
