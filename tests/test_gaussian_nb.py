@@ -22,7 +22,6 @@ from sklearn.naive_bayes import GaussianNB as SklearnGaussianNB
 
 import bayesgen
 from bayesgen import closed_form
-from bayesgen.checks import calibration
 from bayesgen.estimators.gaussian_nb import GaussianNB
 from bayesgen.families.gaussian_nb import FAMILY, GaussianNaiveBayesFamily
 from bayesgen.maths.normal_inverse_gamma import NormalInverseGamma
@@ -409,30 +408,22 @@ def test_compare_fails_a_wrong_posterior(monkeypatch, variable, how):
     assert not rows[variable].any() and rows["class_prob"].all()
 
 
-def frozen_prior(estimator):
-    """SBC's frozen hyperparameters with the fit's resolved normal–inverse-gamma prior."""
-    fitted = estimator.closed_form_
-    return {
-        "prior": NormalInverseGamma(
-            mean=fitted["prior_mean"].values.copy(),
-            kappa=float(fitted.attrs["prior_kappa"]),
-            shape=float(fitted.attrs["prior_shape"]),
-            scale=fitted["prior_scale"].values.copy(),
-        )
-    }
-
-
-def test_sbc_freezes_this_blocks_prior_through_checks_calibration():
-    # checks.calibration._frozen_hyperparameters builds a NormalInverseWishart from any fit
-    # with a prior_mean; it needs the block's own resolved prior (a generic-layer fix).
+def test_sbc_refits_under_the_prior_this_fit_resolved():
+    # SBC draws the truth from the fit's prior and refits each simulated data set under the
+    # same prior, not one rescaled to the simulated data: the block says what it resolved.
     X, y = two_class_data()
     est = GaussianNB(**FAST).fit(X, y)
-    with pytest.raises(KeyError, match="prior_dof"):
-        bayesgen.sbc(est, n_simulations=2, n_draws=9, n_bins=5, random_seed=3)
+    frozen = est.model_.fitted_prior(est.closed_form_, est.get_params())["prior"]
+    fitted = est.closed_form_
+    np.testing.assert_array_equal(frozen.mean, fitted["prior_mean"].values)
+    np.testing.assert_array_equal(frozen.scale, fitted["prior_scale"].values)
+    assert (frozen.kappa, frozen.shape) == (
+        fitted.attrs["prior_kappa"],
+        fitted.attrs["prior_shape"],
+    )
 
 
-def test_sbc_finds_the_conjugate_posterior_calibrated(monkeypatch):
-    monkeypatch.setattr(calibration, "_frozen_hyperparameters", frozen_prior)
+def test_sbc_finds_the_conjugate_posterior_calibrated():
     X, y = two_class_data()
     est = GaussianNB(**FAST).fit(X, y)
     result = bayesgen.sbc(est, n_simulations=40, n_draws=19, n_bins=5, random_seed=3)
@@ -442,7 +433,6 @@ def test_sbc_finds_the_conjugate_posterior_calibrated(monkeypatch):
 
 def test_sbc_fails_a_25_fold_prior_mismatch(monkeypatch):
     """The true parameters come from a prior whose scale b₀ is 25 times the fit's."""
-    monkeypatch.setattr(calibration, "_frozen_hyperparameters", frozen_prior)
     exact = GaussianNaiveBayesFamily.conjugate_draws
 
     def mismatched(self, estimates, rng, sample_shape, dtype, *, posterior):

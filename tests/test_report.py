@@ -271,7 +271,6 @@ def test_gda_reference_line_is_the_closed_form_posterior_mean(gda):
 
 
 def test_plots_take_their_labels_and_ranking_from_the_model_family(mnb, monkeypatch):
-    from bayesgen.families import FAMILIES
     from bayesgen.families.multinomial import MultinomialFamily
 
     class Renamed(MultinomialFamily):
@@ -281,7 +280,8 @@ def test_plots_take_their_labels_and_ranking_from_the_model_family(mnb, monkeypa
         def ranked_probabilities(self, estimates):
             return -estimates["feature_prob"].values  # the least probable first
 
-    monkeypatch.setitem(FAMILIES, "multinomial_nb", Renamed())
+    # The plots ask the estimator for its model (model_), never the registry.
+    monkeypatch.setattr(mnb, "_family", Renamed(), raising=False)
     pc = plots.plot_posterior_vs_closed_form(mnb, max_features=1)
     assert [t.get_text() for t in _figure(pc).legends[0].get_texts()] == ["smoothed", "MLE"]
     least = mnb.closed_form_["feature_prob"].min("class").to_series().idxmin()

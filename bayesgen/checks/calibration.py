@@ -469,13 +469,8 @@ def _frozen_hyperparameters(estimator) -> dict:
         frozen["prior_mean"] = np.asarray(estimator.prior_mean_).copy()
     if "n_categories" in params and "n_categories" in fitted:
         frozen["n_categories"] = fitted["n_categories"].values.copy()
-    if "prior" in params and "prior_mean" in fitted:
-        frozen["prior"] = NormalInverseWishart(
-            mean=fitted["prior_mean"].values.copy(),
-            kappa=float(fitted.attrs["prior_kappa"]),
-            dof=float(fitted.attrs["prior_dof"]),
-            scale=fitted["prior_scale"].values.copy(),
-        )
+    # A prior scaled to the data (GDA's, Gaussian NB's, the Poisson rates'): the one fitted.
+    frozen |= estimator.model_.fitted_prior(fitted, params)
     return frozen
 
 

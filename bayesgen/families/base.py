@@ -117,6 +117,15 @@ class Family(ABC):
         """Whether the block has a λ besides ``class_alpha`` (:attr:`smoothing_parameters`)."""
         return bool(self.smoothing_parameters)
 
+    def fitted_prior(self, estimates: xr.Dataset, params: Mapping) -> dict:
+        """The estimator parameters that fix the prior at its value in this fit, where the
+        default prior is scaled to the data (GDA's normal-inverse-Wishart, Gaussian naive
+        Bayes' normal-inverse-gamma, the Poisson rates' Gamma): simulation-based calibration
+        refits simulated data sets under the prior they were drawn from. ``params`` are the
+        estimator's (``get_params()``). Default: none.
+        """
+        return {}
+
     def has_exact_predictive(self, options: Mapping | None = None) -> bool:
         """Whether a fit with the estimator's parameters ``options`` has the exact posterior
         predictive (:meth:`predictive_log_joint`) and its exact leave-one-out form

@@ -19,6 +19,7 @@ model, on the statistics, is in :mod:`bayesgen.families.gaussian_nb_pymc`.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
@@ -82,6 +83,17 @@ class GaussianNaiveBayesFamily(Family):
     )
 
     # -- statistics and closed forms -------------------------------------------------------
+
+    def fitted_prior(self, estimates: xr.Dataset, params: Mapping) -> dict:
+        """The normal-inverse-gamma prior at its fitted values (see the base class)."""
+        resolved = resolved_prior(estimates)
+        prior = NormalInverseGamma(
+            mean=np.array(resolved["mean"], copy=True),
+            kappa=float(resolved["kappa"]),
+            shape=float(resolved["shape"]),
+            scale=np.array(resolved["scale"], copy=True),
+        )
+        return {"prior": prior}
 
     def sufficient_statistics(
         self, X, y, *, feature_names=None, sample_weight=None, classes=None

@@ -11,7 +11,7 @@ import xarray as xr
 from bayesgen.families.class_prior import class_log_evidence, class_statistic, loo_class_log_prob
 from bayesgen.families.presentation import Presentation
 from bayesgen.maths.evidence import niw_log_evidence
-from bayesgen.maths.gaussian import niw_leave_one_out_log_density
+from bayesgen.maths.gaussian import NormalInverseWishart, niw_leave_one_out_log_density
 from bayesgen.maths.joint_statistics import normal_inverse_wishart_statistics
 
 __all__ = [
@@ -96,3 +96,17 @@ def gaussian_joint_statistics(
         posterior["mu"].values, posterior["cov"].values, params, shared=shared
     )
     return [class_statistic(estimates, posterior, class_alpha), *moments]
+
+
+def fitted_niw_prior(estimates: xr.Dataset) -> dict:
+    """``prior``, the normal-inverse-Wishart prior of a GDA or QDA fit at its fitted values
+    (:meth:`bayesgen.families.base.Family.fitted_prior`); none for a fit without a prior."""
+    if "prior_mean" not in estimates:
+        return {}
+    prior = NormalInverseWishart(
+        mean=estimates["prior_mean"].values.copy(),
+        kappa=float(estimates.attrs["prior_kappa"]),
+        dof=float(estimates.attrs["prior_dof"]),
+        scale=estimates["prior_scale"].values.copy(),
+    )
+    return {"prior": prior}

@@ -24,6 +24,7 @@ from scipy import stats as scipy_stats
 from bayesgen.families.base import Family
 from bayesgen.families.class_prior import class_concentration, class_marginal, class_statistic
 from bayesgen.families.gaussian_shared import (
+    fitted_niw_prior,
     gaussian_joint_statistics,
     gaussian_log_evidence,
     gaussian_loo_log_joint,
@@ -88,6 +89,10 @@ class GaussianFamily(Family):
         variable_symbols={"mu": "μ"},
         linear_boundaries=True,
     )
+
+    def fitted_prior(self, estimates: xr.Dataset, params: Mapping) -> dict:
+        """The normal-inverse-Wishart prior at its fitted values (see the base class)."""
+        return fitted_niw_prior(estimates)
 
     def has_exact_predictive(self, options: Mapping | None = None) -> bool:
         """False for the LKJ covariance prior (``options["cov_prior"] == "lkj"``), which has

@@ -28,6 +28,7 @@ sums through a potential, which it cannot simulate.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
@@ -138,6 +139,10 @@ class PoissonFamily(Family):
     )
 
     # -- statistics and closed forms ------------------------------------------------------
+
+    def fitted_prior(self, estimates: xr.Dataset, params: Mapping) -> dict:
+        """``rate_prior`` at its fitted value where it was left to the data (None)."""
+        return {"rate_prior": rate_prior_of(estimates)} if params.get("rate_prior") is None else {}
 
     def sufficient_statistics(
         self, X, y, *, feature_names=None, sample_weight=None, classes=None

@@ -21,6 +21,7 @@ The PyMC model imports PyMC and PyTensor inside :meth:`QuadraticFamily.pymc_mode
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
@@ -30,6 +31,7 @@ from scipy import stats as scipy_stats
 from bayesgen.families.base import Family
 from bayesgen.families.class_prior import class_concentration, class_marginal
 from bayesgen.families.gaussian_shared import (
+    fitted_niw_prior,
     gaussian_joint_statistics,
     gaussian_log_evidence,
     gaussian_loo_log_joint,
@@ -82,6 +84,10 @@ class QuadraticFamily(Family):
     )
 
     # -- plots and the report -------------------------------------------------------------
+
+    def fitted_prior(self, estimates: xr.Dataset, params: Mapping) -> dict:
+        """The normal-inverse-Wishart prior at its fitted values (see the base class)."""
+        return fitted_niw_prior(estimates)
 
     def feature_scores(self, estimates: xr.Dataset) -> np.ndarray:
         """How far the class means of each feature lie from its overall mean, in pooled

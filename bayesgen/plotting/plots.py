@@ -48,13 +48,6 @@ from bayesgen.plotting.selection import (
 if TYPE_CHECKING:
     from arviz_plots import PlotCollection
 
-#: closed-form variables holding the MLE of a posterior variable
-_MLE_NAMES = {
-    "class_prob": "class_prob_mle",
-    "feature_prob": "feature_prob_mle",
-    "mu": "mu_mle",
-    "cov": "cov_mle",
-}
 #: line style of the reference line at the closed-form posterior mean (whatever the family
 #: calls it, :attr:`~bayesgen.families.base.Family.mean_label`) and of the others. Each line
 #: carries its marker at its own height (in axes fractions), so that lines drawn at the same
@@ -377,7 +370,8 @@ def _reference_values(est, var_names: list[str]) -> dict[str, xr.Dataset]:
     """Point estimates to mark on the densities: label -> Dataset of the same variables."""
     stats = est.closed_form_
     references = {family_of(est).mean_label: stats[[name for name in var_names if name in stats]]}
-    mle = {name: stats[_MLE_NAMES[name]] for name in var_names if _MLE_NAMES.get(name) in stats}
+    # Every block stores the MLE of a posterior variable beside it, as NAME_mle.
+    mle = {name: stats[f"{name}_mle"] for name in var_names if f"{name}_mle" in stats}
     references["MLE"] = xr.Dataset(mle)
     if est.map_ is not None:
         references["MAP"] = est.map_[[name for name in var_names if name in est.map_]]

@@ -17,7 +17,7 @@ import scipy.sparse as sp
 import xarray as xr
 from matplotlib.ticker import MaxNLocator
 
-from bayesgen.families import FAMILIES, Family, family
+from bayesgen.families import FAMILIES, Family
 
 #: Classes shown in the per-parameter plots (trace, rank, ESS, densities); with more classes
 #: (digits has 10) ArviZ would need more subplots than its ``plot.max_subplots`` limit of 40.
@@ -25,8 +25,8 @@ MAX_PLOT_CLASSES = 4
 
 
 def family_of(est) -> Family:
-    """The model family of a fitted estimator."""
-    return family(est.closed_form_)
+    """The model of a fitted estimator: its ``model_``, never looked up by name."""
+    return est.model_
 
 
 def selected_features(est, *, max_features: int = 4) -> list:
