@@ -150,6 +150,9 @@ def _skip_scikit_learn_members(app, what, name, obj, skip, options):
 
 
 def setup(app):
+    # MathJax on every page (served offline, so it costs one cached file), not only on pages
+    # Sphinx detects maths on: a fresh CI build once left adding-a-block.html without it.
+    app.set_html_assets_policy("always")
     app.connect("config-inited", _make_gallery, priority=100)
     app.connect("autodoc-skip-member", _skip_scikit_learn_members)
     app.connect("missing-reference", _resolve_short_name)
