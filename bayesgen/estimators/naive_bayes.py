@@ -18,8 +18,8 @@ import xarray as xr
 from bayesgen import closed_form as cf
 from bayesgen.estimators.classifier import GenerativeClassifier
 from bayesgen.families import hyperprior
-from bayesgen.families.hyperprior import GammaHyperprior
 from bayesgen.inference import smoothing
+from bayesgen.input.alpha import GammaPrior
 from bayesgen.input.params import (
     CLASS_SMOOTHING,
     EVIDENCE,
@@ -35,7 +35,7 @@ class NaiveBayesClassifier(GenerativeClassifier):
     _parameter_rules: ClassVar[dict] = {
         "alpha": CLASS_SMOOTHING,
         "class_alpha": SMOOTHING,
-        "alpha_prior": GammaHyperprior(),
+        "alpha_prior": GammaPrior("alpha_prior"),
         "prior_mean": PRIOR_MEAN,
     }
 

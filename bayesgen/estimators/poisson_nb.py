@@ -6,21 +6,25 @@ are those every estimator shares (:class:`~bayesgen.estimators.classifier.Genera
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
 
 from bayesgen.estimators.classifier import GenerativeClassifier
-from bayesgen.families.poisson_nb import FAMILY, RATE_PRIOR_EXPECTED, check_rate_prior
-from bayesgen.input.params import INFERENCE_PARAMS_DOC, FitMismatch, FitRecord, Rule
+from bayesgen.families.poisson_nb import FAMILY
+from bayesgen.input.alpha import GammaPrior
+from bayesgen.input.params import INFERENCE_PARAMS_DOC
 from bayesgen.maths.likelihood import normalize_log_proba
 
 __all__ = ["PoissonNB", "RatePrior"]
 
 
-class RatePrior(Rule):
+@dataclass(frozen=True)
+class RatePrior(GammaPrior):
     """The rule of ``rate_prior``: None (Gamma(1, 1 / m̄), scaled to the data) or a pair
-    (shape, rate) of finite numbers > 0, which a model file stores as it was given.
+    (shape, rate) of finite numbers > 0, which a model file stores as it was given and the fit
+    records as attrs ``rate_prior_shape`` and ``rate_prior_rate``.
 
     Examples
     --------
@@ -35,31 +39,7 @@ class RatePrior(Rule):
     bayesgen.input.params.FitMismatch: the fit was computed with [2.0, 0.5]
     """
 
-    expected = RATE_PRIOR_EXPECTED
-
-    def error(self, value) -> type[Exception] | None:
-        try:
-            check_rate_prior(value)
-        except (TypeError, ValueError) as error:
-            return type(error)
-        return None
-
-    def decode(self, name: str, stored, record: FitRecord):
-        """The (shape, rate) the estimator was given, which must be the prior the closed form
-        records (attrs ``rate_prior_shape`` and ``rate_prior_rate``); None, the default, is
-        resolved from the statistics again."""
-        if stored is None:
-            return None
-        if self.error(stored) is not None:
-            raise ValueError(f"{name}: expected {self.expected}; got {stored!r}.")
-        value = check_rate_prior(stored)
-        recorded = [record.attrs.get("rate_prior_shape"), record.attrs.get("rate_prior_rate")]
-        if None in recorded:
-            raise FitMismatch(None)
-        recorded = [float(v) for v in recorded]
-        if not np.allclose(recorded, value, rtol=1e-12, atol=0):
-            raise FitMismatch(recorded)
-        return value
+    recorded_as: str = "rate_prior"
 
 
 class PoissonNB(GenerativeClassifier):

@@ -52,7 +52,6 @@ import xarray as xr
 from bayesgen.families.class_prior import class_concentration, loo_class_log_prob
 from bayesgen.families.expected import Expected, class_expected, reason_array
 from bayesgen.input.alpha import ALPHA_PRIOR_EXPECTED as ALPHA_PRIOR_EXPECTED
-from bayesgen.input.alpha import GammaHyperprior as GammaHyperprior
 from bayesgen.input.alpha import check_alpha_prior
 from bayesgen.maths.alpha_posterior import AlphaPosterior, alpha_posterior
 from bayesgen.maths.dirichlet import dirichlet_draws, mode_of

@@ -42,8 +42,7 @@ from bayesgen.families.class_prior import CLASS_PRIOR
 from bayesgen.families.expected import Expected, reason_array
 from bayesgen.families.presentation import Presentation, TopParameters
 from bayesgen.families.results import Marginal, Variable
-from bayesgen.input.alpha import check_smoothing
-from bayesgen.input.params import is_real
+from bayesgen.input.alpha import check_gamma_prior, check_smoothing
 from bayesgen.input.statistics import check_mergeable, total_weight, training_data
 from bayesgen.maths.counts import class_counts, feature_counts
 from bayesgen.maths.dirichlet import log
@@ -52,43 +51,11 @@ from bayesgen.maths.likelihood import linear_in_x
 if TYPE_CHECKING:
     import pymc as pm
 
-#: What ``rate_prior`` may be, for the messages of :func:`check_rate_prior`.
-RATE_PRIOR_EXPECTED = "None or a pair (shape, rate) of finite numbers > 0"
 #: Why a rate has no posterior mode, for the comparison's table.
 NO_GAMMA_MODE = (
     "boundary: Gamma(a < 1) has no mode (its density is unbounded at 0), so no MAP exists to "
     "compare with"
 )
-
-
-def check_rate_prior(value) -> tuple[float, float] | None:
-    """``rate_prior`` as (shape, rate) floats, or None (the default prior, scaled to the data).
-
-    Raises
-    ------
-    TypeError
-        For anything but None or a pair of real numbers.
-    ValueError
-        For a pair that is not two finite numbers > 0.
-
-    Examples
-    --------
-    >>> from bayesgen.families.poisson_nb import check_rate_prior
-    >>> check_rate_prior([2, 0.5])
-    (2.0, 0.5)
-    >>> check_rate_prior((1.0, 0.0))  # doctest: +ELLIPSIS
-    Traceback (most recent call last):
-        ...
-    ValueError: rate_prior: expected None or a pair (shape, rate) of ... > 0; got (1.0, 0.0).
-    """
-    if value is None:
-        return None
-    message = f"rate_prior: expected {RATE_PRIOR_EXPECTED}; got {value!r}."
-    if not isinstance(value, tuple | list) or not all(is_real(v) for v in value):
-        raise TypeError(message)
-    if len(value) != 2 or not all(np.isfinite(v) and v > 0 for v in value):
-        raise ValueError(message)
-    return float(value[0]), float(value[1])
 
 
 def default_rate_prior(statistics: xr.Dataset) -> tuple[float, float]:
@@ -205,7 +172,7 @@ class PoissonFamily(Family):
             ``feature_names_given``.
         """
         class_alpha = check_smoothing(class_alpha, "class_alpha")
-        checked = check_rate_prior(rate_prior)
+        checked = check_gamma_prior(rate_prior, "rate_prior")
         prior_shape, prior_rate = default_rate_prior(statistics) if checked is None else checked
         count = statistics["class_count"].values.astype(np.float64)
         feature_count = statistics["feature_count"].values
@@ -417,9 +384,7 @@ FAMILY = PoissonFamily()
 __all__ = [
     "FAMILY",
     "NO_GAMMA_MODE",
-    "RATE_PRIOR_EXPECTED",
     "PoissonFamily",
-    "check_rate_prior",
     "default_rate_prior",
     "rate_prior_of",
 ]

@@ -5,6 +5,8 @@ closed forms, Dask, model files).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import pandas as pd
 
@@ -19,9 +21,11 @@ from bayesgen.maths.dirichlet import is_concentration
 
 __all__ = [
     "ALPHA_PRIOR_EXPECTED",
-    "GammaHyperprior",
+    "GAMMA_PRIOR_EXPECTED",
+    "GammaPrior",
     "check_alpha_prior",
     "check_class_smoothing",
+    "check_gamma_prior",
     "check_smoothing",
 ]
 
@@ -148,33 +152,74 @@ def check_smoothing(value, name: str) -> float:
     return value
 
 
-ALPHA_PRIOR_EXPECTED = "None or a pair (shape, rate) of finite numbers > 0"
+#: What a Gamma prior parameter (``alpha_prior``, ``rate_prior``) may be.
+GAMMA_PRIOR_EXPECTED = "None or a pair (shape, rate) of finite numbers > 0"
+ALPHA_PRIOR_EXPECTED = GAMMA_PRIOR_EXPECTED
 
 
-class GammaHyperprior(Rule):
-    """The rule of the estimators' ``alpha_prior``: None, or λ ~ Gamma(shape, rate) given as a
-    pair of finite numbers > 0 (see :mod:`bayesgen.families.hyperprior`)."""
+def _gamma_pair_error(value) -> type[Exception] | None:
+    """None for a pair (shape, rate) of finite numbers > 0; else the exception class."""
+    if not isinstance(value, tuple | list) or not all(is_real(v) for v in value):
+        return TypeError
+    if len(value) != 2 or not all(np.isfinite(v) and v > 0 for v in value):
+        return ValueError
+    return None
 
-    expected = ALPHA_PRIOR_EXPECTED
+
+def check_gamma_prior(value, name: str) -> tuple[float, float] | None:
+    """A Gamma prior parameter (``rate_prior``, ``alpha_prior``) as (shape, rate) floats, or
+    None (the parameter's default); raises naming ``name`` otherwise.
+
+    Examples
+    --------
+    >>> from bayesgen.input.alpha import check_gamma_prior
+    >>> check_gamma_prior([2, 0.5], "rate_prior"), check_gamma_prior(None, "rate_prior")
+    ((2.0, 0.5), None)
+    >>> check_gamma_prior((1.0, 0.0), "rate_prior")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+        ...
+    ValueError: rate_prior: expected None or a pair (shape, rate) of ... > 0; got (1.0, 0.0).
+    """
+    if value is None:
+        return None
+    error = _gamma_pair_error(value)
+    if error is not None:
+        raise error(f"{name}: expected {GAMMA_PRIOR_EXPECTED}; got {value!r}.")
+    return float(value[0]), float(value[1])
+
+
+@dataclass(frozen=True)
+class GammaPrior(Rule):
+    """The rule of a Gamma prior parameter: None, or (shape, rate) as a pair of finite numbers
+    > 0, which a fit records in its closed form's attrs ``{recorded_as}_shape`` and
+    ``{recorded_as}_rate``: ``alpha_prior``, λ ~ Gamma (:mod:`bayesgen.families.hyperprior`),
+    and the Poisson rates' ``rate_prior`` (:mod:`bayesgen.families.poisson_nb`).
+
+    Examples
+    --------
+    >>> from bayesgen.input.alpha import GammaPrior
+    >>> from bayesgen.input.params import FitRecord
+    >>> record = FitRecord(attrs={"alpha_prior_shape": 2.0, "alpha_prior_rate": 1.0})
+    >>> GammaPrior("alpha_prior").decode("alpha_prior", [2, 1], record)
+    (2.0, 1.0)
+    """
+
+    recorded_as: str = "alpha_prior"
+    expected = GAMMA_PRIOR_EXPECTED
 
     def error(self, value) -> type[Exception] | None:
-        if value is None:
-            return None
-        if not isinstance(value, tuple | list) or not all(is_real(v) for v in value):
-            return TypeError
-        if len(value) != 2 or not all(np.isfinite(v) and v > 0 for v in value):
-            return ValueError
-        return None
+        return None if value is None else _gamma_pair_error(value)
 
     def decode(self, name: str, stored, record: FitRecord):
-        """The (shape, rate) tuple the estimator was given, which must be the hyperprior the
-        closed form records (its attrs ``alpha_prior_shape`` and ``alpha_prior_rate``)."""
+        """The (shape, rate) tuple the estimator was given, which must be the prior the closed
+        form records; None (the default) as it is."""
         if stored is None:
             return None
         if self.error(stored) is not None:
             raise ValueError(f"{name}: expected {self.expected}; got {stored!r}.")
         value = (float(stored[0]), float(stored[1]))
-        recorded = [record.attrs.get("alpha_prior_shape"), record.attrs.get("alpha_prior_rate")]
+        prefix = self.recorded_as
+        recorded = [record.attrs.get(f"{prefix}_shape"), record.attrs.get(f"{prefix}_rate")]
         if None in recorded:
             raise FitMismatch(None)
         recorded = [float(v) for v in recorded]
@@ -196,9 +241,9 @@ def check_alpha_prior(value) -> tuple[float, float]:
         ...
     ValueError: alpha_prior: expected a pair (shape, rate) of finite numbers > 0; got (2, -1).
     """
-    error = GammaHyperprior().error(value)
-    if value is None or error is not None:
-        raise (error or TypeError)(
+    error = TypeError if value is None else _gamma_pair_error(value)
+    if error is not None:
+        raise error(
             f"alpha_prior: expected a pair (shape, rate) of finite numbers > 0; got {value!r}."
         )
     return float(value[0]), float(value[1])
