@@ -39,7 +39,6 @@ from bayesgen.plotting.selection import (
     check_var_names,
     classes_note,
     constrained,
-    family_of,
     plot_tree,
     selected_features,
     subset,
@@ -369,7 +368,7 @@ def plot_energy(est) -> PlotCollection:
 def _reference_values(est, var_names: list[str]) -> dict[str, xr.Dataset]:
     """Point estimates to mark on the densities: label -> Dataset of the same variables."""
     stats = est.closed_form_
-    references = {family_of(est).mean_label: stats[[name for name in var_names if name in stats]]}
+    references = {est.model_.mean_label: stats[[name for name in var_names if name in stats]]}
     # Every block stores the MLE of a posterior variable beside it, as NAME_mle.
     mle = {name: stats[f"{name}_mle"] for name in var_names if f"{name}_mle" in stats}
     references["MLE"] = xr.Dataset(mle)

@@ -16,7 +16,7 @@ import xarray as xr
 from matplotlib.ticker import MaxNLocator
 from scipy import stats as scipy_stats
 
-from bayesgen.plotting.selection import class_codes, family_of, legible_ticks, mpl_text, take_rows
+from bayesgen.plotting.selection import class_codes, legible_ticks, mpl_text, take_rows
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -69,7 +69,7 @@ def plot_top_features(est, *, k: int = 10, prob: float = 0.94) -> Figure:
         n_rows, n_cols, figsize=(4.2 * n_cols, height * n_rows), squeeze=False, layout="constrained"
     )
     tail = (1 - prob) / 2
-    axis_label = family_of(est).top_parameter_label
+    axis_label = est.model_.top_parameter_label
     for ax, (title, labels, draws) in zip(axes.flat, panels, strict=False):
         quantiles = np.quantile(draws, [tail, 0.25, 0.75, 1 - tail], axis=0)
         rows = np.arange(len(labels))[::-1]
@@ -98,7 +98,7 @@ def _shortened(label: str) -> str:
 def _top_parameters(est, k: int) -> list[tuple[str, list[str], np.ndarray]]:
     """(panel title, feature labels, draws (n_samples, k)) for each class panel."""
     stats = est.closed_form_
-    top = family_of(est).top_parameters(stats, est.idata_["posterior"])
+    top = est.model_.top_parameters(stats, est.idata_["posterior"])
     draws, scores = top.draws, top.scores
     names, categories = stats["feature"].values, stats.get("category")
     panels = []

@@ -17,16 +17,11 @@ import scipy.sparse as sp
 import xarray as xr
 from matplotlib.ticker import MaxNLocator
 
-from bayesgen.families import FAMILIES, Family
+from bayesgen.families import FAMILIES
 
 #: Classes shown in the per-parameter plots (trace, rank, ESS, densities); with more classes
 #: (digits has 10) ArviZ would need more subplots than its ``plot.max_subplots`` limit of 40.
 MAX_PLOT_CLASSES = 4
-
-
-def family_of(est) -> Family:
-    """The model of a fitted estimator: its ``model_``, never looked up by name."""
-    return est.model_
 
 
 def selected_features(est, *, max_features: int = 4) -> list:
@@ -53,7 +48,7 @@ def selected_features(est, *, max_features: int = 4) -> list:
     >>> [str(name) for name in selected_features(est, max_features=2)]
     ['x2', 'x0']
     """
-    scores = family_of(est).feature_scores(est.closed_form_)
+    scores = est.model_.feature_scores(est.closed_form_)
     order = np.argsort(-scores, axis=None, kind="stable")[:max_features]
     order = order[np.isfinite(scores.ravel()[order])]  # categorical: no padding cells
     names = est.closed_form_["feature"].values
@@ -108,7 +103,7 @@ def check_var_names(est, var_names, group: str = "posterior") -> list[str]:
     """``var_names`` as a list, by default the family's plot variables; unknown names are a
     ValueError that lists the available ones."""
     if var_names is None:
-        var_names = list(family_of(est).plot_variables)
+        var_names = list(est.model_.plot_variables)
     else:
         var_names = list(var_names)
     available = list(est.idata_[group].data_vars)
@@ -215,9 +210,7 @@ def require_parameters(est, plot_name: str, names: tuple[str, ...]) -> None:
     if all(name in est.idata_["posterior"] for name in names):
         return
     having = [f.estimator for f in FAMILIES.values() if set(names) <= set(f.parameters)]
-    raise ValueError(
-        f"{plot_name}: defined for {' and '.join(having)}, not {family_of(est).name!r}."
-    )
+    raise ValueError(f"{plot_name}: defined for {' and '.join(having)}, not {est.model_.name!r}.")
 
 
 # --------------------------------------------------------------------------------------------

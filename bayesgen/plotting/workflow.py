@@ -21,7 +21,7 @@ from matplotlib.patches import Patch
 from matplotlib.ticker import MaxNLocator
 
 from bayesgen.inference import simulation
-from bayesgen.plotting.selection import family_of, mpl_text
+from bayesgen.plotting.selection import mpl_text
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -149,7 +149,7 @@ def plot_ppc(
     """
     est.check_fitted()
     _check_prob(prob)
-    model = family_of(est)
+    model = est.model_
     X, y_codes = est.training_rows()
     observed = _training_statistics(est)
     var_names = _ppc_var_names(model, observed, var_names)
