@@ -238,7 +238,7 @@ def _stored_params(estimator) -> dict:
     """The hyperparameters as the estimator's rules store them (:meth:`Rule.encode
     <bayesgen.input.params.Rule.encode>`)."""
     params = estimator.get_params(deep=False)
-    rules = _parameter_rules(type(estimator))
+    rules = type(estimator).parameter_rules()
     record = FitRecord(estimator.classes_, estimator.closed_form_.attrs, params)
     return {name: encode_param(value, rules.get(name), record) for name, value in params.items()}
 
@@ -369,11 +369,6 @@ def _from_tree(tree: xr.DataTree, classes: dict[str, type]):
         raise _ModelFileError(f"its parts do not fit together: {error}") from None
 
 
-def _parameter_rules(cls) -> dict:
-    """The rules of ``cls``'s parameters (:meth:`parameter_rules`), as its fit applies them."""
-    return cls.parameter_rules()
-
-
 def _read_params(attrs, cls, closed_form: xr.Dataset) -> dict:
     """The estimator's parameters, read back by its rules (:meth:`Rule.decode
     <bayesgen.input.params.Rule.decode>`) against what its closed form records."""
@@ -390,7 +385,7 @@ def _read_params(attrs, cls, closed_form: xr.Dataset) -> dict:
     unknown = sorted(set(stored) - set(cls().get_params(deep=False)))
     if unknown:
         raise _ModelFileError(f"params: {cls.__name__} has no hyperparameters {unknown}.")
-    rules = _parameter_rules(cls)
+    rules = cls.parameter_rules()
     labels = closed_form["class"].values.tolist() if "class" in closed_form.dims else []
     record = FitRecord(labels, dict(closed_form.attrs), stored)
     params = {}
