@@ -18,6 +18,8 @@ _LAZY = {
     "CategoricalNB": "bayesgen.estimators.models",
     "PoissonNB": "bayesgen.estimators.poisson_nb",
     "GaussianNB": "bayesgen.estimators.gaussian_nb",
+    "NaiveBayes": "bayesgen.estimators.mixed",
+    "NormalInverseGamma": "bayesgen.maths.normal_inverse_gamma",
     "NormalInverseWishart": "bayesgen.closed_form",
     "load": "bayesgen.estimators.loading",
     "compare": "bayesgen.checks.comparison",

@@ -5,6 +5,7 @@ is reached through an estimator's ``model_``; below it, nothing looks a model up
 """
 
 from bayesgen.estimators.gaussian_nb import GaussianNB
+from bayesgen.estimators.mixed import NaiveBayes
 from bayesgen.estimators.models import (
     BernoulliNB,
     CategoricalNB,
@@ -20,6 +21,7 @@ __all__ = [
     "GaussianDiscriminantAnalysis",
     "GaussianNB",
     "MultinomialNB",
+    "NaiveBayes",
     "PoissonNB",
     "QuadraticDiscriminantAnalysis",
 ]

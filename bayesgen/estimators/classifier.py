@@ -183,11 +183,8 @@ class GenerativeClassifier(PosteriorPrediction, GenerativeWorkflow, ClassifierMi
         )
         calls = 1
         if not first:
-            previous = self.closed_form_
-            calls += int(previous.attrs.get("partial_fit_calls", 1))
-            kept = {"model", "n_samples", "feature_names_given", "binarize"}
-            previous = previous[list(self._family.statistics)]
-            previous.attrs = {k: v for k, v in self.closed_form_.attrs.items() if k in kept}
+            calls += int(self.closed_form_.attrs.get("partial_fit_calls", 1))
+            previous = self._family.statistics_of(self.closed_form_)
             chunk = self._family.merge_statistics(previous, chunk)
         stats = self._estimates(chunk)
         stats.attrs["partial_fit_calls"] = calls

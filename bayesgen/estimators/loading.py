@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 from bayesgen.estimators.gaussian_nb import GaussianNB
+from bayesgen.estimators.mixed import NaiveBayes
 from bayesgen.estimators.models import (
     BernoulliNB,
     CategoricalNB,
@@ -24,6 +25,7 @@ ESTIMATORS = (
     GaussianDiscriminantAnalysis,
     GaussianNB,
     MultinomialNB,
+    NaiveBayes,
     PoissonNB,
     QuadraticDiscriminantAnalysis,
 )

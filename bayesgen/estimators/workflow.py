@@ -15,7 +15,6 @@ import numpy as np
 import xarray as xr
 
 from bayesgen.inference import observed, simulation
-from bayesgen.input.data import check_features
 from bayesgen.input.labels import check_labels
 from bayesgen.input.params import random_generator
 
@@ -58,9 +57,7 @@ class GenerativeWorkflow:
         and class codes it holds (a conjugate fit makes it at fit and the log-likelihood when
         drawn)."""
         # The same checks as the fit's, so the rows are those the model saw (binarized).
-        rows, _, _ = check_features(
-            X, kind=self._family.feature_kind, binarize=stats.attrs.get("binarize")
-        )
+        rows = self._family.training_features(stats, X)
         codes, labels = check_labels(y)
         weights = None
         if sample_weight is not None:

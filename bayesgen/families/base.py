@@ -34,7 +34,7 @@ import xarray as xr
 
 from bayesgen.families.presentation import Presentation, TopParameters
 from bayesgen.families.results import DrawIdentity, Marginal, Variable
-from bayesgen.input.data import FeatureKind, check_prediction_features
+from bayesgen.input.data import FeatureKind, check_features, check_prediction_features
 
 if TYPE_CHECKING:
     import pymc as pm
@@ -51,6 +51,9 @@ REQUIRED_ATTRIBUTES = (
     "statistics",
     "presentation",
 )
+
+#: The attrs of a fit's statistics that :meth:`Family.statistics_of` keeps for a merge.
+STATISTICS_ATTRS = ("model", "n_samples", "feature_names_given", "binarize")
 
 
 class Family(ABC):
@@ -181,6 +184,23 @@ class Family(ABC):
             names_given=bool(estimates.attrs.get("feature_names_given", 0)),
             binarize=estimates.attrs.get("binarize"),
         )
+
+    def training_features(self, estimates: xr.Dataset, X):
+        """The training rows X as the model saw them (checked, binarized): what the fit's
+        ``constant_data`` keeps and its log-likelihood is computed on."""
+        rows, _, _ = check_features(
+            X, kind=self.feature_kind, binarize=estimates.attrs.get("binarize")
+        )
+        return rows
+
+    def statistics_of(self, estimates: xr.Dataset) -> xr.Dataset:
+        """The sufficient statistics of a fit with the attrs a merge needs: what
+        :meth:`merge_statistics` takes (``partial_fit`` continues a fit with them)."""
+        statistics = estimates[[name for name in self.statistics if name in estimates]]
+        statistics.attrs = {
+            key: value for key, value in estimates.attrs.items() if key in STATISTICS_ATTRS
+        }
+        return statistics
 
     @abstractmethod
     def plug_in_log_joint(self, estimates: xr.Dataset, X) -> tuple[np.ndarray, np.ndarray | None]:

@@ -16,6 +16,7 @@ import bayesgen.families.bernoulli as bernoulli
 import bayesgen.families.categorical as categorical
 import bayesgen.families.gaussian_nb as gaussian_nb
 import bayesgen.families.gda as gda
+import bayesgen.families.mixed as mixed
 import bayesgen.families.multinomial as multinomial
 import bayesgen.families.poisson_nb as poisson_nb
 import bayesgen.families.qda as qda
@@ -33,6 +34,8 @@ FAMILIES: dict[str, Family] = {
         poisson_nb.FAMILY,
     )
 }
+# The mixed model's blocks are the models above, handed in by name (it stores their names).
+FAMILIES[mixed.MixedFamily.name] = mixed.MixedFamily(FAMILIES)
 
 
 def register(model: Family) -> Family:

@@ -22,11 +22,15 @@ Variable = tuple[tuple[str, ...], np.ndarray]
 
 def parameter_coords(estimates: xr.Dataset) -> dict[str, pd.Index]:
     """The coords of the parameters: those of ``estimates`` among class, feature, feature2 and
-    category (the posterior's, the MAP point's and the PyMC model's)."""
+    category, and a mixed model's block dims (the posterior's, the MAP point's and the PyMC
+    model's)."""
     names = ("class", "feature", "feature2", "category")
     # The pandas indexes themselves: a new Dataset reuses them, where from their values it
     # would build each index again (20 ms for 50,000 feature names, several times a fit).
-    return {name: estimates.indexes[name] for name in names if name in estimates.coords}
+    coords = {name: estimates.indexes[name] for name in names if name in estimates.coords}
+    # A mixed model's blocks' own dims (``size::feature``, see families.block_layout).
+    coords |= {name: index for name, index in estimates.indexes.items() if "::" in name}
+    return coords
 
 
 @dataclass(frozen=True)

@@ -307,8 +307,9 @@ def _conjugate_draws(draws_of, stats, rng, sample_shape, dtype, *, posterior: bo
 
 def _statistics(model_family: Family, stats: xr.Dataset) -> xr.Dataset:
     """The sufficient statistics, as the ``constant_data`` group."""
-    names = model_family.statistics
-    return stats[[name for name in names if name in stats]]
+    statistics = model_family.statistics_of(stats)
+    statistics.attrs = dict(stats.attrs)
+    return statistics
 
 
 def _finish(idata: xr.DataTree, *, dtype: str, library: str) -> xr.DataTree:

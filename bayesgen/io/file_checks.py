@@ -335,7 +335,7 @@ def check_recomputed(estimator, closed_form: xr.Dataset) -> None:
         resolved["alpha_prior"] = None  # see the docstring: the mixture over λ is not redone
         skipped |= {"feature_prob", "alpha"}
     refit = estimator.__class__(**{**estimator.get_params(deep=False), **resolved})
-    statistics = closed_form[list(model_family.statistics)]
+    statistics = model_family.statistics_of(closed_form)
     statistics.attrs = dict(closed_form.attrs)
     try:
         with np.errstate(all="ignore"):

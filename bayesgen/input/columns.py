@@ -1,0 +1,382 @@
+"""Columns of a table for the blocks of a mixed model: which block takes which columns, how
+each column becomes numbers, and the plan ``blocks="auto"`` proposes.
+
+A mixed model (:class:`bayesgen.NaiveBayes`) gives each block some columns, as scikit-learn's
+``ColumnTransformer`` gives each transformer some: by DataFrame column names, or by integer
+positions (a list, a ``range`` or a ``slice``) of an array or sparse matrix. A column is
+encoded as
+
+* ``"numeric"``: its values as they are (numbers, flags, counts);
+* ``"categorical"``: each value its index into the column's categories, which are the
+  pandas ``category`` dtype's categories where the column has that dtype (unseen ones
+  included, so a later chunk may hold them), else the sorted distinct values seen at fit;
+* ``"text"``: one raw-text column, turned into word counts by a ``CountVectorizer`` fitted
+  at fit (its vocabulary becomes the block's features; ``binary=True`` for a Bernoulli block).
+
+The encodings learned at fit (categories, vocabulary) form a :class:`ColumnLayout`, which a
+model file stores as JSON, so predictions encode new rows exactly as the training rows were.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+import pandas as pd
+import scipy.sparse as sp
+
+#: How a column becomes numbers.
+ENCODINGS = ("numeric", "categorical", "text")
+#: The CountVectorizer parameters a model file can store (plain values only).
+_VECTORIZER_VALUES = (str, int, float, bool, type(None), tuple, list)
+#: Distinct string values up to which ``blocks="auto"`` calls a column categorical, not text.
+AUTO_MAX_CATEGORIES = 50
+
+
+@dataclass
+class BlockColumns:
+    """One block's columns and how they are encoded, learned at fit.
+
+    Attributes
+    ----------
+    name : str
+        The block's name (its variables are ``name::mu``, …).
+    model : str
+        The block's model (a family name, e.g. ``"gaussian_nb"``).
+    columns : list
+        Column names of a DataFrame, or integer positions.
+    encoding : {"numeric", "categorical", "text"}
+    categories : list of list, optional
+        For ``"categorical"``: each column's categories, in code order.
+    vectorizer : dict, optional
+        For ``"text"``: the CountVectorizer's parameters, its vocabulary included.
+    """
+
+    name: str
+    model: str
+    columns: list
+    encoding: str
+    categories: list = field(default_factory=list)
+    vectorizer: dict = field(default_factory=dict)
+
+
+@dataclass
+class ColumnLayout:
+    """Every block's columns, in block order; :meth:`to_json` / :meth:`from_json` store it."""
+
+    blocks: list[BlockColumns]
+    by_name: bool
+
+    def to_json(self) -> str:
+        return json.dumps(
+            {"by_name": self.by_name, "blocks": [asdict(b) for b in self.blocks]},
+            default=_json_default,
+        )
+
+    @classmethod
+    def from_json(cls, text: str) -> ColumnLayout:
+        stored = json.loads(text)
+        return cls([BlockColumns(**b) for b in stored["blocks"]], bool(stored["by_name"]))
+
+    @property
+    def input_columns(self) -> list:
+        """Every column the blocks take, in block order (what ``feature_names_in_`` lists)."""
+        return [column for block in self.blocks for column in block.columns]
+
+
+def _json_default(value):
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    raise TypeError(f"cannot store {value!r} ({type(value).__name__}) in a model file")
+
+
+def as_table(X, name: str = "X"):
+    """X as a DataFrame (kept as it is), a CSR sparse matrix, or a 2-D NumPy array (object
+    dtype where it holds text); never a copy of a DataFrame."""
+    if isinstance(X, pd.DataFrame):
+        return X
+    if sp.issparse(X):
+        return sp.csr_array(X)
+    if isinstance(X, pd.Series):
+        return X.to_frame()
+    array = np.asarray(X) if hasattr(X, "__array__") else _list_array(X, name)
+    if array.ndim != 2:
+        raise ValueError(
+            f"{name}: expected a 2-D table (rows x columns); got an array of shape {array.shape}."
+        )
+    return array
+
+
+def _list_array(X, name: str) -> np.ndarray:
+    try:
+        array = np.asarray(X)
+    except ValueError as error:
+        raise ValueError(f"{name}: expected rows of equal length; {error}") from None
+    if array.dtype.kind in "USO":
+        return np.asarray(X, dtype=object)
+    return array
+
+
+def column_names(table) -> list:
+    """The columns of a table: a DataFrame's names, else positions 0 … n − 1."""
+    if isinstance(table, pd.DataFrame):
+        return list(table.columns)
+    return list(range(table.shape[1]))
+
+
+def resolve_columns(table, columns, *, name: str) -> list:
+    """A block's ``columns`` (a name, a list of names, a list/range of positions or a
+    slice) as a list of the table's columns; raises naming the block otherwise."""
+    available = column_names(table)
+    if isinstance(columns, slice):
+        chosen = available[columns]
+    elif isinstance(columns, str | int | np.integer):
+        chosen = [columns]
+    else:
+        try:
+            chosen = list(columns)
+        except TypeError:
+            raise TypeError(
+                f"blocks: block {name!r} columns: expected a column name, a list of names or "
+                f"positions, a range or a slice; got {columns!r}."
+            ) from None
+    if not chosen:
+        raise ValueError(f"blocks: block {name!r} takes no columns; got {columns!r}.")
+    by_name = isinstance(table, pd.DataFrame)
+    for column in chosen:
+        if by_name and column not in available:
+            raise ValueError(
+                f"blocks: block {name!r} names the column {column!r}, which X does not have; "
+                f"its columns are {[str(c) for c in available][:20]}."
+            )
+        if not by_name:
+            if not isinstance(column, int | np.integer) or not 0 <= column < len(available):
+                raise ValueError(
+                    f"blocks: block {name!r} column {column!r}: X has no column names, so "
+                    f"expected positions 0 … {len(available) - 1}."
+                )
+    return [column.item() if isinstance(column, np.generic) else column for column in chosen]
+
+
+def learn_block(table, name: str, model: str, columns: list, encoding: str, vectorizer=None):
+    """The :class:`BlockColumns` of one block, its categories or vocabulary learned from the
+    training ``table``."""
+    if encoding not in ENCODINGS:
+        raise ValueError(f"blocks: block {name!r} encoding: expected one of {ENCODINGS}.")
+    block = BlockColumns(name, model, list(columns), encoding)
+    if encoding == "categorical":
+        block.categories = [_categories(_column(table, c), name, c) for c in columns]
+    elif encoding == "text":
+        if len(columns) != 1:
+            raise ValueError(
+                f"blocks: block {name!r} is a text block and takes one column of raw text; "
+                f"got {len(columns)} columns {columns!r}."
+            )
+        block.vectorizer = _vectorizer_params(vectorizer, name)
+        texts = _texts(_column(table, columns[0]), name, columns[0])
+        fitted = _count_vectorizer(block.vectorizer).fit(texts)
+        vocabulary = fitted.get_feature_names_out().tolist()
+        if not vocabulary:
+            raise ValueError(f"blocks: block {name!r}: the text column has no words.")
+        block.vectorizer["vocabulary"] = vocabulary
+    return block
+
+
+def encode(table, layout: ColumnLayout, name: str = "X"):
+    """The numbers of every block's columns, side by side in block order: a float64 array,
+    or a CSR matrix where a block is text (or X was sparse).
+
+    Returns
+    -------
+    matrix : numpy.ndarray or scipy.sparse.csr_array of shape (n_samples, n_encoded)
+    widths : list of int
+        The number of encoded columns of each block.
+    """
+    if isinstance(table, pd.DataFrame) != layout.by_name:
+        expected = "a DataFrame with the fit's column names" if layout.by_name else "an array"
+        raise ValueError(f"{name}: the model was fitted on {expected}; got {type(table).__name__}.")
+    parts = [_encode_block(table, block, name) for block in layout.blocks]
+    widths = [part.shape[1] for part in parts]
+    if any(sp.issparse(part) for part in parts):
+        return sp.csr_array(sp.hstack([sp.csr_array(part) for part in parts], format="csr")), widths
+    return np.hstack(parts), widths
+
+
+def _encode_block(table, block: BlockColumns, name: str):
+    if block.encoding == "text":
+        column = block.columns[0]
+        texts = _texts(_column(table, column), block.name, column)
+        return sp.csr_array(_count_vectorizer(block.vectorizer).transform(texts), dtype=np.float64)
+    if block.encoding == "categorical":
+        codes = [
+            _codes(_column(table, column), categories, block.name, column)
+            for column, categories in zip(block.columns, block.categories, strict=True)
+        ]
+        return np.column_stack(codes).astype(np.float64)
+    if sp.issparse(table):
+        return table[:, block.columns]
+    values = [
+        _numeric(_column(table, column), block.name, column, name) for column in block.columns
+    ]
+    return np.column_stack(values)
+
+
+def _column(table, column) -> np.ndarray:
+    if isinstance(table, pd.DataFrame):
+        return table[column]
+    if sp.issparse(table):
+        return table[:, [column]].toarray().ravel()
+    return table[:, column]
+
+
+def _numeric(values, block: str, column, name: str) -> np.ndarray:
+    series = pd.Series(values) if not isinstance(values, pd.Series) else values
+    if isinstance(series.dtype, pd.CategoricalDtype) or not (
+        pd.api.types.is_numeric_dtype(series.dtype) or pd.api.types.is_bool_dtype(series.dtype)
+    ):
+        try:
+            return series.to_numpy(dtype=np.float64)
+        except (TypeError, ValueError):
+            raise ValueError(
+                f"{name}: column {column!r} of block {block!r} must hold numbers; got "
+                f"{series.dtype} values such as {series.iloc[0]!r}. Give it to a categorical "
+                "or text block."
+            ) from None
+    return series.to_numpy(dtype=np.float64, na_value=np.nan)
+
+
+def _categories(values, block: str, column) -> list:
+    series = values if isinstance(values, pd.Series) else pd.Series(values)
+    if isinstance(series.dtype, pd.CategoricalDtype):
+        categories = list(series.cat.categories)
+    else:
+        present = series.dropna()
+        if len(present) != len(series):
+            raise ValueError(
+                f"X: column {column!r} of block {block!r} has missing values; drop or fill "
+                "them first."
+            )
+        try:
+            categories = sorted(present.unique().tolist())
+        except TypeError:  # mixed types: sort by their text
+            categories = sorted(present.unique().tolist(), key=str)
+    return [c.item() if isinstance(c, np.generic) else c for c in categories]
+
+
+def _codes(values, categories: list, block: str, column) -> np.ndarray:
+    series = values if isinstance(values, pd.Series) else pd.Series(values)
+    codes = pd.Categorical(series.astype(object), categories=categories).codes
+    unknown = np.flatnonzero(codes < 0)
+    if unknown.size:
+        value = series.iloc[unknown[0]]
+        what = "a missing value" if pd.isna(value) else f"the category {value!r}"
+        raise ValueError(
+            f"X: column {column!r} of block {block!r} has {what} at row {unknown[0]}, which "
+            f"the fit did not have (its categories: {categories[:20]}). Give the column a "
+            "pandas Categorical dtype with every category before fitting."
+        )
+    return codes
+
+
+def _texts(values, block: str, column) -> list:
+    texts = list(values.tolist() if hasattr(values, "tolist") else values)
+    bad = [i for i, text in enumerate(texts) if not isinstance(text, str)]
+    if bad:
+        raise ValueError(
+            f"X: column {column!r} of text block {block!r} must hold strings; row {bad[0]} "
+            f"holds {texts[bad[0]]!r}."
+        )
+    return texts
+
+
+def _vectorizer_params(vectorizer, block: str) -> dict:
+    from sklearn.feature_extraction.text import CountVectorizer  # heavy: scikit-learn text
+
+    if vectorizer is None:
+        vectorizer = CountVectorizer()
+    if isinstance(vectorizer, dict):
+        vectorizer = CountVectorizer(**vectorizer)
+    if not isinstance(vectorizer, CountVectorizer):
+        raise TypeError(
+            f"blocks: block {block!r} vectorizer: expected a scikit-learn CountVectorizer (or "
+            f"its parameters as a dict); got {type(vectorizer).__name__}."
+        )
+    params = {
+        key: list(value) if isinstance(value, tuple) else value
+        for key, value in vectorizer.get_params().items()
+        if key not in ("dtype", "vocabulary")
+    }
+    for key, value in params.items():
+        if not isinstance(value, _VECTORIZER_VALUES):
+            raise ValueError(
+                f"blocks: block {block!r} vectorizer: {key}={value!r} cannot be stored in a "
+                "model file; use CountVectorizer's plain options (strings, numbers, lists)."
+            )
+    return params
+
+
+def _count_vectorizer(params: dict):
+    from sklearn.feature_extraction.text import CountVectorizer  # heavy: scikit-learn text
+
+    params = dict(params)
+    if "ngram_range" in params:
+        params["ngram_range"] = tuple(params["ngram_range"])
+    return CountVectorizer(dtype=np.float64, **params)
+
+
+def propose_encoding(values) -> tuple[str, str, str]:
+    """What ``blocks="auto"`` makes of one column: (model, encoding, reason).
+
+    * bool, or numbers that are all 0 or 1 → ``bernoulli``;
+    * pandas ``category``, or strings with at most :data:`AUTO_MAX_CATEGORIES` distinct values
+      and no spaces in most → ``categorical``;
+    * other strings → ``multinomial`` text (one block per text column);
+    * whole numbers ≥ 0 → ``poisson`` (counts);
+    * other numbers → ``gaussian``.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from bayesgen.input.columns import propose_encoding
+    >>> propose_encoding(pd.Series([1.5, 2.0, 0.3]))[0]
+    'gaussian'
+    >>> propose_encoding(pd.Series(["Biscoe", "Dream", "Biscoe"]))[0]
+    'categorical'
+    """
+    series = values if isinstance(values, pd.Series) else pd.Series(values)
+    dtype = series.dtype
+    if isinstance(dtype, pd.CategoricalDtype):
+        return "categorical", "categorical", "pandas category dtype"
+    if pd.api.types.is_bool_dtype(dtype):
+        return "bernoulli", "numeric", "bool values"
+    if pd.api.types.is_numeric_dtype(dtype):
+        present = series.dropna().to_numpy(dtype=np.float64)
+        if present.size and np.isin(present, (0.0, 1.0)).all():
+            return "bernoulli", "numeric", "only 0 and 1"
+        if present.size and (present >= 0).all() and (present == np.round(present)).all():
+            return "poisson", "numeric", "whole numbers >= 0 (counts)"
+        return "gaussian", "numeric", "real numbers"
+    present = series.dropna()
+    texts = present.astype(str)
+    n_distinct = texts.nunique()
+    spaced = texts.str.contains(r"\s").mean() if len(texts) else 0.0
+    if n_distinct <= AUTO_MAX_CATEGORIES and spaced < 0.5:
+        return "categorical", "categorical", f"{n_distinct} distinct values"
+    return "multinomial", "text", f"text: {n_distinct} distinct values, words"
+
+
+__all__ = [
+    "AUTO_MAX_CATEGORIES",
+    "ENCODINGS",
+    "BlockColumns",
+    "ColumnLayout",
+    "as_table",
+    "column_names",
+    "encode",
+    "learn_block",
+    "propose_encoding",
+    "resolve_columns",
+]
