@@ -9,6 +9,7 @@ import argparse
 import math
 
 from bayesgen.maths.dirichlet import is_concentration
+from bayesgen.maths.normal_inverse_gamma import NormalInverseGamma
 
 
 class HelpFormatter(argparse.RawDescriptionHelpFormatter, argparse.ArgumentDefaultsHelpFormatter):
@@ -84,6 +85,93 @@ def feature_smoothing(text: str) -> float | str | dict[str, float]:
                 "not a finite number > 0"
             ) from None
     return per_class
+
+
+def _is_positive(value: float) -> bool:
+    return math.isfinite(value) and value > 0
+
+
+#: ``--prior``'s fields: the NormalInverseGamma parameter -> (its rule, what the rule says).
+_NIG_FIELDS = {
+    "mean": (math.isfinite, "a finite number"),
+    "kappa": (_is_positive, "a finite number > 0"),
+    "shape": (_is_positive, "a finite number > 0"),
+    "scale": (_is_positive, "a finite number > 0"),
+}
+_NIG_EXPECTED = (
+    "'evidence' or name=value pairs separated by commas, names among mean, kappa, shape and "
+    "scale (e.g. kappa=0.1,shape=2)"
+)
+_GAMMA_EXPECTED = "'evidence', SHAPE,RATE or shape=SHAPE,rate=RATE, each a finite number > 0"
+
+
+def normal_inverse_gamma_prior(text: str) -> NormalInverseGamma | str:
+    """``--prior`` (gaussian): "evidence", or the fields of the normal–inverse-gamma prior
+    (:class:`~bayesgen.maths.normal_inverse_gamma.NormalInverseGamma`) as ``name=value``
+    pairs: ``mean`` m₀, ``kappa`` κ₀, ``shape`` a₀, ``scale`` b₀, one number each (the same
+    for every feature); a field left out keeps its default (m₀ and b₀ then follow the data).
+
+    Examples
+    --------
+    >>> normal_inverse_gamma_prior("kappa=0.1, shape=2")
+    NormalInverseGamma(mean=None, kappa=0.1, shape=2.0, scale=None)
+    """
+    if text.strip() == "evidence":
+        return "evidence"
+    fields = _named_numbers(text, _NIG_FIELDS, _NIG_EXPECTED)
+    if not fields:
+        raise argparse.ArgumentTypeError(f"expected {_NIG_EXPECTED}; got {text!r}")
+    return NormalInverseGamma(**fields)
+
+
+def gamma_prior(text: str) -> tuple[float, float] | str:
+    """``--rate-prior`` (poisson): "evidence", or the Gamma prior's (shape, rate) as
+    ``SHAPE,RATE`` or ``shape=SHAPE,rate=RATE``, both > 0 (rate an inverse scale: mean
+    shape / rate).
+
+    Examples
+    --------
+    >>> gamma_prior("2,0.5"), gamma_prior("rate=0.5,shape=2")
+    ((2.0, 0.5), (2.0, 0.5))
+    """
+    if text.strip() == "evidence":
+        return "evidence"
+    if "=" in text:
+        rules = {name: (_is_positive, "a finite number > 0") for name in ("shape", "rate")}
+        fields = _named_numbers(text, rules, _GAMMA_EXPECTED)
+        if set(fields) != set(rules):
+            raise argparse.ArgumentTypeError(
+                f"expected {_GAMMA_EXPECTED}; got {text!r}: both shape and rate are needed"
+            )
+        return fields["shape"], fields["rate"]
+    parts = text.split(",")
+    if len(parts) != 2:
+        raise argparse.ArgumentTypeError(f"expected {_GAMMA_EXPECTED}; got {text!r}")
+    shape, rate = (number(part.strip(), float, _GAMMA_EXPECTED, _is_positive) for part in parts)
+    return shape, rate
+
+
+def _named_numbers(text: str, rules: dict, expected: str) -> dict[str, float]:
+    """``name=value,...`` as {name: float}, every name among ``rules`` and given once, every
+    value keeping its rule; an ArgumentTypeError saying which part is wrong otherwise."""
+    fields: dict[str, float] = {}
+    for part in text.split(","):
+        name, sep, value = (piece.strip() for piece in part.partition("="))
+        if not sep or name not in rules:
+            raise argparse.ArgumentTypeError(
+                f"expected {expected}; got {text!r}: {part.strip()!r} is not name=value with a "
+                f"name among {', '.join(rules)}"
+            )
+        if name in fields:
+            raise argparse.ArgumentTypeError(f"expected {expected}; got {text!r}: {name} twice")
+        ok, says = rules[name]
+        try:
+            fields[name] = number(value, float, says, ok)
+        except argparse.ArgumentTypeError:
+            raise argparse.ArgumentTypeError(
+                f"expected {expected}; got {text!r}: {name} must be {says}, not {value!r}"
+            ) from None
+    return fields
 
 
 def finite_float(text: str) -> float:

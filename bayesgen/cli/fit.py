@@ -18,7 +18,9 @@ from bayesgen.cli.arguments import (
     HelpFormatter,
     feature_smoothing,
     finite_float,
+    gamma_prior,
     non_negative_int,
+    normal_inverse_gamma_prior,
     positive_int,
     smoothing,
 )
@@ -32,6 +34,7 @@ from bayesgen.cli.tables import (
 )
 from bayesgen.families import FAMILIES
 from bayesgen.input import files as io
+from bayesgen.maths.normal_inverse_gamma import NormalInverseGamma
 
 #: ``bayesgen fit MODEL``: the command-line name of each model -> its estimator class
 ESTIMATORS = {
@@ -47,7 +50,15 @@ MODEL_OPTIONS = {
     "--prior-mean": "prior_mean",
     "--binarize": "binarize",
     "--cov-prior": "cov_prior",
+    "--prior": "prior",
+    "--rate-prior": "rate_prior",
 }
+
+
+#: Options that build one kind of value (here an example of it), and so apply only to the
+#: models whose parameter's rule takes that kind: GDA's and QDA's ``prior`` is a
+#: normal-inverse-Wishart, which ``--prior`` does not build. "evidence" goes to those models.
+OPTION_VALUES = {"--prior": NormalInverseGamma()}
 
 
 def add_fit_command(commands) -> None:
@@ -64,8 +75,8 @@ def add_fit_command(commands) -> None:
             of words for bernoulli) or numeric columns (--features, default all but the
             target). Options that the chosen model does not take are refused: --alpha and
             --prior-mean are for the naive Bayes models (multinomial, bernoulli,
-            categorical), --binarize for bernoulli, --cov-prior for gda, --tune for
-            --inference nuts."""
+            categorical), --binarize for bernoulli, --cov-prior for gda, --prior for
+            gaussian, --rate-prior for poisson, --tune for --inference nuts."""
         ),
     )
     fit.add_argument("model", choices=sorted(ESTIMATORS), help="which classifier")
@@ -107,6 +118,24 @@ def add_fit_command(commands) -> None:
         default=None,
         help="covariance prior (gda; default conjugate): normal-inverse-Wishart, or LKJ "
         "(--inference nuts only)",
+    )
+    fit.add_argument(
+        "--prior",
+        type=normal_inverse_gamma_prior,
+        default=None,
+        help="normal-inverse-gamma prior of every class mean and variance (gaussian): "
+        "name=value pairs among mean (m0), kappa (k0 > 0, in rows' worth), shape (a0 > 0) and "
+        "scale (b0 > 0), one number each for every feature, e.g. kappa=0.1,shape=2; a name "
+        "left out keeps its default (m0 the data's mean, k0 0.01, a0 1.5, b0 (a0 - 1) times "
+        "the data's variance); or 'evidence' where the model can choose it by the evidence",
+    )
+    fit.add_argument(
+        "--rate-prior",
+        type=gamma_prior,
+        default=None,
+        help="Gamma(shape, rate) prior of every rate (poisson; default Gamma(1, 1 / the "
+        "data's mean count)): SHAPE,RATE or shape=SHAPE,rate=RATE, e.g. 2,0.5 (prior mean "
+        "shape / rate); or 'evidence' where the model can choose it by the evidence",
     )
     fit.add_argument(
         "--inference",
@@ -208,20 +237,21 @@ def _check_model_options(args: argparse.Namespace, names_taken) -> None:
     """Refuse the options given that the model of ``args.model`` (or its ``--inference``) does
     not take: the fit would otherwise run without them, and the user believe them applied."""
 
-    def models_taking(name: str) -> str:
+    def models_taking(option: str, name: str) -> str:
         return ", ".join(
             model
             for model, estimator_class in sorted(ESTIMATORS.items())
-            if name in estimator_class().get_params(deep=False)
+            if _takes(estimator_class, option, name)
         )
 
+    estimator_class = ESTIMATORS[args.model]
     refused = [
-        (option, args.model, models_taking(name))
+        (option, args.model, models_taking(option, name))
         for option, name in MODEL_OPTIONS.items()
-        if getattr(args, name) is not None and name not in names_taken
+        if getattr(args, name) is not None and not _takes(estimator_class, option, name)
     ]
     if args.class_alpha == "evidence" and "alpha" not in names_taken:
-        refused.append(("--class-alpha evidence", args.model, models_taking("alpha")))
+        refused.append(("--class-alpha evidence", args.model, models_taking("--alpha", "alpha")))
     if args.tune is not None and args.inference == "conjugate":
         refused.append(("--tune", "--inference conjugate", "--inference nuts"))
     if refused:
@@ -231,6 +261,18 @@ def _check_model_options(args: argparse.Namespace, names_taken) -> None:
             f"{option} does not apply to {target} (only to {takers}){nor}. Leave out what "
             "does not apply."
         )
+
+
+def _takes(estimator_class, option: str, name: str) -> bool:
+    """Whether ``option`` applies to the model of ``estimator_class``: it has the parameter
+    ``name`` and, for an option of :data:`OPTION_VALUES`, the parameter's rule takes the
+    option's kind of value."""
+    if name not in estimator_class().get_params(deep=False):
+        return False
+    if option not in OPTION_VALUES:
+        return True
+    rule = estimator_class.parameter_rules().get(name)
+    return rule is None or rule.error(OPTION_VALUES[option]) is None
 
 
 def per_class_alpha(per_class: dict[str, float], labels: np.ndarray, target: str) -> dict:
