@@ -377,11 +377,12 @@ def test_the_log_factorial_statistic_is_the_sum_of_log_x_factorial(data):
 
 @pytest.mark.parametrize(
     ("rate_prior", "error"),
-    [((1.0, 0.0), ValueError), ((1.0,), ValueError), ("weak", TypeError), (2.0, TypeError)],
+    # A string other than "evidence" is a value out of its options, as for every option.
+    [((1.0, 0.0), ValueError), ((1.0,), ValueError), ("weak", ValueError), (2.0, TypeError)],
 )
 def test_a_bad_rate_prior_is_refused_by_name_at_fit(data, rate_prior, error):
     X, y = data
-    with pytest.raises(error, match="rate_prior: expected None or a pair"):
+    with pytest.raises(error, match="rate_prior: expected None, 'evidence' or a pair"):
         PoissonNB(inference="conjugate", rate_prior=rate_prior).fit(X, y)
 
 

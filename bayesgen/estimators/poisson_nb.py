@@ -6,15 +6,19 @@ are those every estimator shares (:class:`~bayesgen.estimators.classifier.Genera
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
+from pathlib import Path
 from typing import ClassVar
 
 import numpy as np
+import xarray as xr
 
 from bayesgen.estimators.classifier import GenerativeClassifier
-from bayesgen.families.poisson_nb import FAMILY
+from bayesgen.families.poisson_nb import EVIDENCE, FAMILY
+from bayesgen.inference.smoothing import EvidenceBoundaryWarning
 from bayesgen.input.alpha import GammaPrior
-from bayesgen.input.params import INFERENCE_PARAMS_DOC
+from bayesgen.input.params import INFERENCE_PARAMS_DOC, FitMismatch, FitRecord
 from bayesgen.maths.likelihood import normalize_log_proba
 
 __all__ = ["PoissonNB", "RatePrior"]
@@ -22,9 +26,11 @@ __all__ = ["PoissonNB", "RatePrior"]
 
 @dataclass(frozen=True)
 class RatePrior(GammaPrior):
-    """The rule of ``rate_prior``: None (Gamma(1, 1 / m̄), scaled to the data) or a pair
-    (shape, rate) of finite numbers > 0, which a model file stores as it was given and the fit
-    records as attrs ``rate_prior_shape`` and ``rate_prior_rate``.
+    """The rule of ``rate_prior``: None (Gamma(1, 1 / m̄), scaled to the data), "evidence"
+    (the Gamma that maximises the evidence) or a pair (shape, rate) of finite numbers > 0,
+    which a model file stores as it was given and the fit records as attrs
+    ``rate_prior_shape`` and ``rate_prior_rate`` ("evidence" also as
+    ``rate_prior_strength``).
 
     Examples
     --------
@@ -37,9 +43,25 @@ class RatePrior(GammaPrior):
     Traceback (most recent call last):
         ...
     bayesgen.input.params.FitMismatch: the fit was computed with [2.0, 0.5]
+    >>> RatePrior().error("evidence") is None, RatePrior().error("evidense").__name__
+    (True, 'ValueError')
     """
 
     recorded_as: str = "rate_prior"
+    expected = f"None, {EVIDENCE!r} or a pair (shape, rate) of finite numbers > 0"
+
+    def error(self, value) -> type[Exception] | None:
+        if isinstance(value, str):
+            return None if value == EVIDENCE else ValueError
+        return super().error(value)
+
+    def decode(self, name: str, stored, record: FitRecord):
+        if isinstance(stored, str) and stored == EVIDENCE:
+            # The closed form holds the Gamma the evidence chose; it must say it chose it.
+            if record.attrs.get("rate_prior_strength") != EVIDENCE:
+                raise FitMismatch(None)
+            return stored
+        return super().decode(name, stored, record)
 
 
 class PoissonNB(GenerativeClassifier):
@@ -63,7 +85,22 @@ class PoissonNB(GenerativeClassifier):
         None: Gamma(1, 1 / m̄), m̄ the mean count of the training data per row and feature,
         a weak prior scaled to the data (one count added to each class's sum, spread over
         1 / m̄ rows: the prior mean and SD of every rate are m̄); Gamma(1, 1) where the data
-        hold no count. ``rate_prior_`` holds the prior of the fit."""
+        hold no count. ``rate_prior_`` holds the prior of the fit.
+
+        "evidence": the one Gamma(shape, rate) for every rate that maximises the evidence
+        p(X | y, shape, rate), the rates integrated out
+        (:func:`bayesgen.maths.prior_strength.gamma_poisson_strength`): each feature's class
+        total is then negative binomial, and this fits that negative binomial to the class
+        totals by maximum likelihood. Rates alike over classes and features give a large
+        shape (strong pooling), rates far apart a small one. One prior for all the rates,
+        as the model has it, not one per feature: the prior mean is where every rate is
+        pulled, so features of very different levels make the evidence weaken the prior
+        rather than pull their rates together. The search reads the statistics only
+        (``partial_fit`` and Dask choose as one fit does); ``rate_prior_`` and the closed
+        form's attrs hold the prior chosen. Where the shape would grow beyond 1e6 (every
+        rate alike) the fit takes the bound with an
+        :class:`~bayesgen.inference.smoothing.EvidenceBoundaryWarning`; data without any
+        count are refused."""
         + INFERENCE_PARAMS_DOC
         + """
     Attributes
@@ -101,6 +138,13 @@ class PoissonNB(GenerativeClassifier):
     [[6.0, 4.0, 6.0], [1.0, 0.33, 1.33]]
     >>> clf.rate_prior_  # Gamma(1, 1 / m̄), m̄ = 56 counts / (6 rows × 3 features)
     (1.0, 0.3214285714285714)
+
+    The evidence's prior: the busy days' rates are about five times the quiet days', so the
+    evidence keeps the prior weak, a shape of one and a half counts.
+
+    >>> chosen = PoissonNB(rate_prior="evidence", inference="conjugate", compute_map=False)
+    >>> [round(value, 3) for value in chosen.fit(X, y).rate_prior_]
+    [1.578, 0.507]
     """
     )
 
@@ -150,6 +194,21 @@ class PoissonNB(GenerativeClassifier):
 
     def _prior_options(self) -> dict:
         return {"class_alpha": self.class_alpha, "rate_prior": self.rate_prior}
+
+    def _estimates(self, statistics: xr.Dataset) -> xr.Dataset:
+        """The closed form (see the base class), with a warning where
+        ``rate_prior="evidence"`` took a bound of its search."""
+        estimates = super()._estimates(statistics)
+        bound = estimates.attrs.get("rate_prior_evidence_bound")
+        if bound:
+            warnings.warn(
+                f"rate_prior='evidence': the evidence still increases beyond the bound of its "
+                f"search: {bound}. The fit takes the bound; pass rate_prior=(shape, rate) to "
+                "choose it yourself.",
+                EvidenceBoundaryWarning,
+                skip_file_prefixes=(str(Path(__file__).parents[1]),),
+            )
+        return estimates
 
     def posterior_predictive_proba(self, X) -> np.ndarray:
         """Exact posterior predictive p(y | x, data): every rate integrated out, each class's

@@ -11,7 +11,10 @@ the exact draws, the Student-t predictive, the evidence and exact leave-one-out 
 S_kj / N_k: scikit-learn's ``GaussianNB(var_smoothing=0)`` ``theta_`` and ``var_``.
 
 The prior is scikit-learn's ``var_smoothing`` made a model: it keeps a variance from vanishing
-where a feature is constant within a class, by b₀ in units of the feature's own spread.
+where a feature is constant within a class, by b₀ in units of the feature's own spread. With
+``prior="evidence"`` the data choose its strength: m₀ and the scaling of b₀ stay the default's,
+and κ₀, a₀ and r (b₀_j = a₀ r s²_j) are those that maximise the evidence
+(:func:`~bayesgen.maths.normal_inverse_gamma.evidence_prior`).
 
 This module is the whole of the block (a :class:`~bayesgen.families.base.Family`); its PyMC
 model, on the statistics, is in :mod:`bayesgen.families.gaussian_nb_pymc`.
@@ -36,6 +39,7 @@ from bayesgen.input.statistics import check_mergeable, total_weight, training_da
 from bayesgen.maths import normal_inverse_gamma as nig
 from bayesgen.maths.counts import class_means
 from bayesgen.maths.normal_inverse_gamma import DEFAULT_PRIOR, NormalInverseGamma
+from bayesgen.maths.prior_strength import describe_bounds
 
 if TYPE_CHECKING:
     import pymc as pm
@@ -46,6 +50,19 @@ NO_MU_MEAN = "mean not compared: its Monte Carlo error needs Var(μ) to exist, a
 NO_MU_SD = "SD not compared: its Monte Carlo error needs a finite fourth moment, a_n > 2"
 NO_VAR_MEAN = "mean not compared: its Monte Carlo error needs Var(σ²) to exist, a_n > 2"
 NO_VAR_SD = "SD not compared: its Monte Carlo error needs a finite fourth moment, a_n > 4"
+#: ``prior="evidence"``: m₀ and the scaling of b₀ as the default's, κ₀, a₀ and r chosen by the
+#: evidence (:func:`bayesgen.maths.normal_inverse_gamma.evidence_prior`).
+EVIDENCE = "evidence"
+#: What each limit of the evidence's search says, for the warning at a bound.
+_SYMBOLS = {"kappa": "κ₀", "shape": "a₀", "variance_ratio": "r = b₀ / (a₀ s²)"}
+_MEANINGS = {
+    ("kappa", "upper"): "each feature's class means are explained as one, its overall mean",
+    ("kappa", "lower"): "the class means are explained as unrelated to the overall mean",
+    ("shape", "upper"): "each feature's class variances are explained as one",
+    ("shape", "lower"): "the class variances are explained as wildly unequal",
+    ("variance_ratio", "upper"): "the variances are explained as far above the overall one",
+    ("variance_ratio", "lower"): "the variances are explained as far below the overall one",
+}
 
 
 class GaussianNaiveBayesFamily(Family):
@@ -146,7 +163,7 @@ class GaussianNaiveBayesFamily(Family):
         statistics: xr.Dataset,
         *,
         class_alpha: float = 1.0,
-        prior: NormalInverseGamma | None = DEFAULT_PRIOR,
+        prior: NormalInverseGamma | str | None = DEFAULT_PRIOR,
     ) -> xr.Dataset:
         """The closed-form estimates from the statistics alone.
 
@@ -156,9 +173,12 @@ class GaussianNaiveBayesFamily(Family):
             From :meth:`sufficient_statistics` (or merged).
         class_alpha : float, default 1.0
             Dirichlet concentration of the class prior; 0 gives π_k = N_k / N.
-        prior : NormalInverseGamma, optional
+        prior : NormalInverseGamma, "evidence" or None
             The prior of every cell; None is the default ``NormalInverseGamma()``, whose
             data-centred m₀ and b₀ come from the overall moments the statistics give.
+            "evidence": m₀ the overall mean and b₀_j = a₀ r s²_j, with κ₀, a₀ and r those
+            that maximise the evidence of the statistics
+            (:func:`~bayesgen.maths.normal_inverse_gamma.evidence_prior`).
 
         Returns
         -------
@@ -166,13 +186,18 @@ class GaussianNaiveBayesFamily(Family):
             The statistics; ``class_prob``, ``mu`` and ``var`` (the posterior means) with
             their ``*_mle`` (N_k / N, x̄_kj and S_kj / N_k; NaN for a class without rows);
             ``prior_mean`` m₀ and ``prior_scale`` b₀ (feature), attrs ``prior_kappa`` κ₀ and
-            ``prior_shape`` a₀.
+            ``prior_shape`` a₀. With ``prior="evidence"`` also attrs ``prior_strength``
+            ("evidence") and ``prior_variance_ratio`` r, and, where the evidence still
+            increases beyond a bound of its search, ``prior_evidence_bound`` saying which
+            (the estimator warns with it).
 
         Raises
         ------
         ValueError
             For a cell whose E[σ²] does not exist (a₀ + N_k / 2 ≤ 1), or a prior that does
             not resolve (:meth:`NormalInverseGamma.resolve_moments`).
+        TypeError
+            For a prior that is none of the above (ValueError for a string).
         """
         class_alpha = check_smoothing(class_alpha, "class_alpha")
         prior = DEFAULT_PRIOR if prior is None else prior
@@ -180,9 +205,24 @@ class GaussianNaiveBayesFamily(Family):
         mean = statistics["class_mean"].values
         sum_squares = statistics["sum_squares"].values
         feature_names = statistics["feature"].values
-        resolved = prior.resolve_moments(
-            *nig.overall_moments(count, mean, sum_squares), feature_names
-        )
+        chosen = {}
+        if isinstance(prior, str) and prior == EVIDENCE:
+            resolved, choice = nig.evidence_prior(count, mean, sum_squares, feature_names)
+            chosen = {
+                "prior_strength": EVIDENCE,
+                "prior_variance_ratio": choice.values["variance_ratio"],
+            }
+            if choice.at_bound:
+                chosen["prior_evidence_bound"] = describe_bounds(choice, _SYMBOLS, _MEANINGS)
+        elif isinstance(prior, NormalInverseGamma):
+            resolved = prior.resolve_moments(
+                *nig.overall_moments(count, mean, sum_squares), feature_names
+            )
+        else:
+            error = ValueError if isinstance(prior, str) else TypeError  # a misspelt option
+            raise error(
+                f"prior: expected None, 'evidence' or a bayesgen NormalInverseGamma; got {prior!r}."
+            )
         posterior = nig.posterior(count, mean, sum_squares, resolved)
         _check_mean_variance_exists(posterior["shape"][:, 0], count, statistics["class"].values)
         empty = (count == 0)[:, None]
@@ -206,6 +246,7 @@ class GaussianNaiveBayesFamily(Family):
             "prior": "normal_inverse_gamma",
             "prior_kappa": resolved["kappa"],
             "prior_shape": resolved["shape"],
+            **chosen,
         }
         coords = {"class": statistics["class"].values, "feature": feature_names}
         return xr.Dataset(variables, coords=coords, attrs=attrs)

@@ -21,6 +21,13 @@ The rate prior
     data, Gamma(1, 1). The fit records the prior it used in ``attrs["rate_prior_shape"]`` and
     ``attrs["rate_prior_rate"]``.
 
+    ``rate_prior="evidence"``: the (a₀, b₀) that maximise the evidence, one Gamma for every
+    rate as the model has it (:func:`bayesgen.maths.prior_strength.gamma_poisson_strength`).
+    Each feature's class totals S_kj are then negative binomial with shape a₀ and mean
+    N_k a₀ / b₀, so this is that negative binomial fitted to the class totals by maximum
+    likelihood: a₀ large where the rates of the classes and features are alike (a₀ → ∞ is
+    one rate for all), small where they spread.
+
 Counts need not be whole: a fractional x (a weight) enters the same kernel λˣ e^(−λ) / Γ(x + 1),
 a weighted likelihood for which every closed form above holds; the PyMC model then takes the
 sums through a potential, which it cannot simulate.
@@ -47,6 +54,7 @@ from bayesgen.input.statistics import check_mergeable, total_weight, training_da
 from bayesgen.maths.counts import class_counts, feature_counts
 from bayesgen.maths.dirichlet import log
 from bayesgen.maths.likelihood import linear_in_x
+from bayesgen.maths.prior_strength import describe_bounds, gamma_poisson_strength
 
 if TYPE_CHECKING:
     import pymc as pm
@@ -56,6 +64,46 @@ NO_GAMMA_MODE = (
     "boundary: Gamma(a < 1) has no mode (its density is unbounded at 0), so no MAP exists to "
     "compare with"
 )
+
+
+#: ``rate_prior="evidence"``: the Gamma prior of the rates chosen by the evidence.
+EVIDENCE = "evidence"
+#: What each limit of the evidence's search says, for the warning at a bound.
+_SYMBOLS = {"shape": "the shape a₀", "mean": "the prior mean a₀ / b₀"}
+_MEANINGS = {
+    ("shape", "upper"): "every class and feature is explained by one rate (no overdispersion)",
+    ("shape", "lower"): "the rates are explained as spread over many orders of magnitude",
+    ("mean", "upper"): "the rates are explained as far above the mean count",
+    ("mean", "lower"): "the rates are explained as far below the mean count",
+}
+
+
+def evidence_rate_prior(statistics: xr.Dataset) -> tuple[float, float, dict]:
+    """The Gamma(a₀, b₀) that maximises the evidence of the statistics, and the attrs that
+    record the choice (``rate_prior_strength``, and ``rate_prior_evidence_bound`` where the
+    evidence still increases beyond a bound of the search).
+
+    Examples
+    --------
+    Two classes whose rates differ tenfold: a weak prior (a₀ about one count), centred on
+    the mean count.
+
+    >>> import numpy as np
+    >>> from bayesgen.families.poisson_nb import FAMILY, evidence_rate_prior
+    >>> X = np.array([[12, 1], [9, 0], [11, 2], [1, 10], [0, 12], [2, 9]])
+    >>> stats = FAMILY.sufficient_statistics(X, ["a", "a", "a", "b", "b", "b"])
+    >>> shape, rate, attrs = evidence_rate_prior(stats)
+    >>> round(shape, 3), round(shape / rate, 3), attrs
+    (1.068, 5.75, {'rate_prior_strength': 'evidence'})
+    """
+    choice = gamma_poisson_strength(
+        statistics["feature_count"].values, statistics["class_count"].values
+    )
+    shape = choice.values["shape"]
+    attrs = {"rate_prior_strength": EVIDENCE}
+    if choice.at_bound:
+        attrs["rate_prior_evidence_bound"] = describe_bounds(choice, _SYMBOLS, _MEANINGS)
+    return shape, shape / choice.values["mean"], attrs
 
 
 def default_rate_prior(statistics: xr.Dataset) -> tuple[float, float]:
@@ -108,8 +156,11 @@ class PoissonFamily(Family):
     # -- statistics and closed forms ------------------------------------------------------
 
     def fitted_prior(self, estimates: xr.Dataset, params: Mapping) -> dict:
-        """``rate_prior`` at its fitted value where it was left to the data (None)."""
-        return {"rate_prior": rate_prior_of(estimates)} if params.get("rate_prior") is None else {}
+        """``rate_prior`` at its fitted value where it was left to the data (None or
+        "evidence")."""
+        given = params.get("rate_prior")
+        fitted = given is None or (isinstance(given, str) and given == EVIDENCE)
+        return {"rate_prior": rate_prior_of(estimates)} if fitted else {}
 
     def sufficient_statistics(
         self, X, y, *, feature_names=None, sample_weight=None, classes=None
@@ -161,7 +212,8 @@ class PoissonFamily(Family):
     ) -> xr.Dataset:
         """The closed-form estimates: ``class_prob``, ``feature_rate`` (posterior means) and
         their MLEs, at the class prior ``class_alpha`` and the Gamma ``rate_prior`` (None:
-        Gamma(1, 1 / m̄), see the module docstring).
+        Gamma(1, 1 / m̄); "evidence": the Gamma that maximises the evidence,
+        :func:`evidence_rate_prior`; see the module docstring).
 
         Returns
         -------
@@ -169,11 +221,21 @@ class PoissonFamily(Family):
             The statistics, ``class_prob``, ``class_prob_mle``, ``feature_rate`` and
             ``feature_rate_mle`` (S_kj / N_k; NaN for a class without rows); attrs ``model``,
             ``class_alpha``, ``rate_prior_shape``, ``rate_prior_rate``, ``n_samples`` and
-            ``feature_names_given``.
+            ``feature_names_given``; for "evidence" also ``rate_prior_strength`` and, at a
+            bound of the search, ``rate_prior_evidence_bound``.
         """
         class_alpha = check_smoothing(class_alpha, "class_alpha")
-        checked = check_gamma_prior(rate_prior, "rate_prior")
-        prior_shape, prior_rate = default_rate_prior(statistics) if checked is None else checked
+        chosen = {}
+        if isinstance(rate_prior, str):
+            if rate_prior != EVIDENCE:
+                raise ValueError(
+                    f"rate_prior: expected None, {EVIDENCE!r} or a pair (shape, rate) of finite "
+                    f"numbers > 0; got {rate_prior!r}."
+                )
+            prior_shape, prior_rate, chosen = evidence_rate_prior(statistics)
+        else:
+            checked = check_gamma_prior(rate_prior, "rate_prior")
+            prior_shape, prior_rate = default_rate_prior(statistics) if checked is None else checked
         count = statistics["class_count"].values.astype(np.float64)
         feature_count = statistics["feature_count"].values
         shape, rate = gamma_poisson.gamma_posterior(prior_shape, prior_rate, feature_count, count)
@@ -190,6 +252,7 @@ class PoissonFamily(Family):
             "rate_prior_rate": prior_rate,
             "n_samples": statistics.attrs["n_samples"],
             "feature_names_given": statistics.attrs["feature_names_given"],
+            **chosen,
         }
         return xr.Dataset(variables, coords=statistics.coords, attrs=attrs)
 
@@ -382,9 +445,11 @@ class PoissonFamily(Family):
 FAMILY = PoissonFamily()
 
 __all__ = [
+    "EVIDENCE",
     "FAMILY",
     "NO_GAMMA_MODE",
     "PoissonFamily",
     "default_rate_prior",
+    "evidence_rate_prior",
     "rate_prior_of",
 ]
