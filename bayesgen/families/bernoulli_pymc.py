@@ -11,8 +11,9 @@ import xarray as xr
 from bayesgen.families.shared_pymc import (
     alpha_data,
     alpha_variable,
+    block_dims,
+    block_model,
     class_prob_prior,
-    model_coords,
     observed_counts,
     positive_priors,
     whole_counts,
@@ -43,8 +44,8 @@ def bernoulli_nb_pymc_model(estimates: xr.Dataset) -> pm.Model:
             "stats: feature_count of the Bernoulli model must hold whole numbers ≥ 0 (the "
             "samples of each class that have each feature)."
         )
-    dims = ("class", "feature")
-    with pm.Model(coords=model_coords(estimates)) as model:
+    dims = block_dims("class", "feature")
+    with block_model(estimates) as model:
         class_count, _ = class_prob_prior(estimates, class_alpha)
         present = pm.Data("feature_count_data", counts, dims=dims)
         random_alpha = alpha_variable(estimates)  # λ ~ Gamma with a hyperprior

@@ -11,9 +11,10 @@ import xarray as xr
 
 from bayesgen.families.shared_pymc import (
     alpha_variable,
+    block_dims,
+    block_model,
     class_prob_prior,
     gamma_poisson_rates,
-    model_coords,
     positive_priors,
 )
 
@@ -32,8 +33,7 @@ def categorical_nb_pymc_model(estimates: xr.Dataset) -> pm.Model:
     mask = estimates["category_mask"].values
     cell_feature, cell_category = np.nonzero(mask)  # the real (feature, category) cells
     n_features = mask.shape[0]
-    coords = model_coords(estimates) | {"cell": np.arange(cell_feature.size)}
-    with pm.Model(coords=coords) as model:
+    with block_model(estimates, extra_coords={"cell": np.arange(cell_feature.size)}) as model:
         class_prob_prior(estimates, class_alpha)
         counts = estimates["feature_count"].values[:, cell_feature, cell_category]
         membership = np.eye(n_features)[cell_feature]  # (cell, feature) indicator
@@ -41,7 +41,7 @@ def categorical_nb_pymc_model(estimates: xr.Dataset) -> pm.Model:
             "cell",
             counts,
             alpha,
-            dims=("class", "cell"),
+            dims=block_dims("class", "cell"),
             groups=membership,
             random_alpha=alpha_variable(estimates),
             weight=(
@@ -54,5 +54,5 @@ def categorical_nb_pymc_model(estimates: xr.Dataset) -> pm.Model:
         cell_prob = rate / totals[:, cell_feature]
         padded = pt.zeros((len(estimates["class"]), *mask.shape))
         padded = pt.set_subtensor(padded[:, cell_feature, cell_category], cell_prob)
-        pm.Deterministic("feature_prob", padded, dims=("class", "feature", "category"))
+        pm.Deterministic("feature_prob", padded, dims=block_dims("class", "feature", "category"))
     return model

@@ -12,9 +12,12 @@ import pymc as pm
 import pytensor.tensor as pt
 import xarray as xr
 
-from bayesgen.families.shared_pymc import class_prob_prior, model_coords, positive_priors
-
-CELL = ("class", "feature")
+from bayesgen.families.shared_pymc import (
+    block_dims,
+    block_model,
+    class_prob_prior,
+    positive_priors,
+)
 
 
 def gaussian_nb_pymc_model(estimates: xr.Dataset) -> pm.Model:
@@ -44,15 +47,17 @@ def gaussian_nb_pymc_model(estimates: xr.Dataset) -> pm.Model:
     _, class_alpha = positive_priors(estimates, needs_alpha=False)
     count = estimates["class_count"].values.astype(np.float64)
     has_rows = count > 0
-    with pm.Model(coords=model_coords(estimates)) as model:
+    cell = block_dims("class", "feature")
+    with block_model(estimates) as model:
         class_count, _ = class_prob_prior(estimates, class_alpha)
         # Hyperparameters are data too, so one compiled graph serves every data set of this shape.
-        prior_mean = pm.Data("prior_mean", estimates["prior_mean"].values, dims="feature")
-        prior_scale = pm.Data("prior_scale", estimates["prior_scale"].values, dims="feature")
+        feature = block_dims("feature")
+        prior_mean = pm.Data("prior_mean", estimates["prior_mean"].values, dims=feature)
+        prior_scale = pm.Data("prior_scale", estimates["prior_scale"].values, dims=feature)
         prior_kappa = pm.Data("prior_kappa", float(estimates.attrs["prior_kappa"]))
         prior_shape = pm.Data("prior_shape", float(estimates.attrs["prior_shape"]))
-        var = pm.InverseGamma("var", alpha=prior_shape, beta=prior_scale, dims=CELL)
-        mu = pm.Normal("mu", mu=prior_mean, sigma=pt.sqrt(var / prior_kappa), dims=CELL)
+        var = pm.InverseGamma("var", alpha=prior_shape, beta=prior_scale, dims=cell)
+        mu = pm.Normal("mu", mu=prior_mean, sigma=pt.sqrt(var / prior_kappa), dims=cell)
         n = pt.cast(class_count, "float64")[:, None]
         if has_rows.all():
             pm.Normal(
@@ -60,7 +65,7 @@ def gaussian_nb_pymc_model(estimates: xr.Dataset) -> pm.Model:
                 mu=mu,
                 sigma=pt.sqrt(var / n),
                 observed=estimates["class_mean"].values,
-                dims=CELL,
+                dims=cell,
             )
         else:  # classes given to partial_fit without rows yet have no mean to observe
             present = np.flatnonzero(has_rows)
@@ -77,7 +82,7 @@ def gaussian_nb_pymc_model(estimates: xr.Dataset) -> pm.Model:
             dist=_gamma,
             logp=_gamma_kernel,
             observed=estimates["sum_squares"].values,
-            dims=CELL,
+            dims=cell,
         )
     return model
 

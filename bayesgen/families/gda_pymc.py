@@ -26,9 +26,11 @@ import xarray as xr
 from pymc.distributions.shape_utils import rv_size_is_none
 
 from bayesgen.families.shared_pymc import (
+    block_dims,
+    block_model,
     class_prob_prior,
-    model_coords,
     observed_class_means,
+    observed_classes,
     positive_priors,
     wishart_is_regular,
 )
@@ -52,11 +54,11 @@ def gda_pymc_model(estimates: xr.Dataset, *, cov_prior: str, lkj_eta: float) -> 
         )
     _, class_alpha = positive_priors(estimates, needs_alpha=False)
     n_features = estimates.sizes["feature"]
-    square = ("feature", "feature2")
-    with pm.Model(coords=model_coords(estimates)) as model:
+    feature, square = block_dims("feature"), block_dims("feature", "feature2")
+    with block_model(estimates) as model:
         # Hyperparameters are data too, so one compiled graph serves every data set of
         # this shape.
-        prior_mean = static_data("prior_mean", estimates["prior_mean"].values, dims="feature")
+        prior_mean = static_data("prior_mean", estimates["prior_mean"].values, dims=feature)
         prior_kappa = pm.Data("prior_kappa", estimates.attrs["prior_kappa"])
         class_count, class_prob = class_prob_prior(estimates, class_alpha)
         n_present = int(np.count_nonzero(estimates["class_count"].values > 0))
@@ -84,7 +86,7 @@ def gda_pymc_model(estimates: xr.Dataset, *, cov_prior: str, lkj_eta: float) -> 
             scale = np.sqrt(
                 np.diag(estimates["prior_scale"].values) / _prior_cov_divisor(estimates)
             )
-            scale = static_data("prior_sd", scale, dims="feature")
+            scale = static_data("prior_sd", scale, dims=feature)
             chol, _, _ = pm.LKJCholeskyCov(
                 "cov_chol",
                 n=n_features,
@@ -92,7 +94,9 @@ def gda_pymc_model(estimates: xr.Dataset, *, cov_prior: str, lkj_eta: float) -> 
                 sd_dist=pm.HalfNormal.dist(sigma=2.5 * scale, shape=n_features),
                 compute_corr=True,
             )
-            mu = pm.Normal("mu", mu=prior_mean, sigma=10 * scale, dims=("class", "feature"))
+            mu = pm.Normal(
+                "mu", mu=prior_mean, sigma=10 * scale, dims=block_dims("class", "feature")
+            )
             observed_class_means(estimates, class_count, mu, chol)
             if regular:
                 observed = static_data("scatter_data", scatter, dims=square)
@@ -126,7 +130,9 @@ def bartlett_precision_chol(estimates: xr.Dataset, n_classes: int | None = None)
     n_features = estimates.sizes["feature"]
     dof = pm.Data("prior_dof", estimates.attrs["prior_dof"])
     scale_chol = np.linalg.cholesky(np.linalg.inv(estimates["prior_scale"].values))
-    scale_chol = static_data("prior_precision_chol", scale_chol, dims=("feature", "feature2"))
+    scale_chol = static_data(
+        "prior_precision_chol", scale_chol, dims=block_dims("feature", "feature2")
+    )
     batch = () if n_classes is None else (n_classes,)
     n_below = n_features * (n_features - 1) // 2
     chi2 = pm.ChiSquared(
@@ -206,7 +212,7 @@ def precision_normal(name, mean, prec_chol, half_log_det, scale, **kwargs):
     """x ~ N(mean, (scale Λ)⁻¹) along the last axis, with Λ = L Lᵀ given by L and
     ½ log |Λ|: μ_k ~ N(m₀, (κ₀ Λ)⁻¹) and x̄_k ~ N(μ_k, Σ / N_k). ``kwargs`` go to
     :class:`pymc.CustomDist` (dims, observed)."""
-    kwargs.setdefault("dims", ("class", "feature"))
+    kwargs.setdefault("dims", block_dims("class", "feature"))
     return pm.CustomDist(
         name,
         mean,
@@ -224,16 +230,10 @@ def observed_means_by_precision(stats, class_count, mu, prec_chol, half_log_det)
     """The class means observed as ``class_mean`` x̄_k ~ N(μ_k, Σ_k / N_k), for the classes
     with rows (those get their own coord ``observed_class`` where some class has none).
     ``prec_chol`` is L (feature, feature2) or one L_k per class (class, feature, feature2)."""
-    count = stats["class_count"].values
-    present = np.flatnonzero(count > 0)
-    if present.size == count.size:
-        dims, index = ("class", "feature"), slice(None)
-    else:
-        pm.modelcontext(None).add_coord("observed_class", stats["class"].values[present])
-        dims, index = ("observed_class", "feature"), present
+    dims, index = observed_classes(stats)
     if prec_chol.ndim == 3:
         prec_chol, half_log_det = prec_chol[index], half_log_det[index]
-    data = static_data("class_mean_data", stats["class_mean"].values[present], dims=dims)
+    data = static_data("class_mean_data", stats["class_mean"].values[index], dims=dims)
     n_rows = pt.cast(class_count[index], "float64")
     precision_normal(
         "class_mean", mu[index], prec_chol, half_log_det, n_rows, observed=data, dims=dims
@@ -280,7 +280,7 @@ def wishart_by_precision(name, dof, prec_chol, half_log_det, observed):
         logp=_wishart_logp,
         signature="(),(d,d),()->(d,d)",
         observed=observed,
-        dims=("feature", "feature2"),
+        dims=block_dims("feature", "feature2"),
     )
 
 
@@ -299,11 +299,11 @@ def _pymc_linear_form(class_prob, mu, coef, *, n_classes: int) -> None:
     """Declare ``coef`` (w_k = Σ⁻¹ μ_k, given) and ``intercept`` as deterministics."""
     intercept = -0.5 * pt.sum(mu * coef, axis=-1) + pt.log(class_prob)
     if n_classes == 2:
-        pm.Deterministic("coef", coef[1] - coef[0], dims="feature")
+        pm.Deterministic("coef", coef[1] - coef[0], dims=block_dims("feature"))
         pm.Deterministic("intercept", intercept[1] - intercept[0])
     else:
-        pm.Deterministic("coef", coef, dims=("class", "feature"))
-        pm.Deterministic("intercept", intercept, dims="class")
+        pm.Deterministic("coef", coef, dims=block_dims("class", "feature"))
+        pm.Deterministic("intercept", intercept, dims=block_dims("class"))
 
 
 def _matrix_root(matrix: np.ndarray) -> np.ndarray:

@@ -9,9 +9,10 @@ import xarray as xr
 
 from bayesgen.families.shared_pymc import (
     alpha_variable,
+    block_dims,
+    block_model,
     class_prob_prior,
     gamma_poisson_rates,
-    model_coords,
     positive_priors,
 )
 
@@ -31,17 +32,16 @@ def multinomial_nb_pymc_model(estimates: xr.Dataset) -> pm.Model:
     simulate; the class counts stay observed.
     """
     alpha, class_alpha = positive_priors(estimates)
-    with pm.Model(coords=model_coords(estimates)) as model:
+    dims = block_dims("class", "feature")
+    with block_model(estimates) as model:
         class_prob_prior(estimates, class_alpha)
         rate = gamma_poisson_rates(
             "feature",
             estimates["feature_count"].values,
             alpha,
-            dims=("class", "feature"),
+            dims=dims,
             random_alpha=alpha_variable(estimates),
             weight=estimates["prior_weight"].values if "prior_weight" in estimates else None,
         )
-        pm.Deterministic(
-            "feature_prob", rate / rate.sum(axis=-1, keepdims=True), dims=("class", "feature")
-        )
+        pm.Deterministic("feature_prob", rate / rate.sum(axis=-1, keepdims=True), dims=dims)
     return model

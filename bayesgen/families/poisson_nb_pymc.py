@@ -11,9 +11,10 @@ import xarray as xr
 
 from bayesgen.families.shared_pymc import (
     StandardisedLog,
+    block_dims,
+    block_model,
     class_prob_prior,
     log_gamma_standardisation,
-    model_coords,
     observed_counts,
     positive_priors,
     standardisation_data,
@@ -52,13 +53,13 @@ def poisson_nb_pymc_model(estimates: xr.Dataset, prior_shape: float, prior_rate:
     Gamma (the data ``feature_rate_standardisation``), and starts at its mean.
     """
     _, class_alpha = positive_priors(estimates, needs_alpha=False)
-    dims = ("class", "feature")
+    dims = block_dims("class", "feature")
     counts = estimates["feature_count"].values.astype(np.float64)
     whole = whole_counts(counts)
     rows = estimates["class_count"].values.astype(np.float64)
     posterior_shape = prior_shape + counts
     posterior_rate = (prior_rate + rows)[:, None]
-    with pm.Model(coords=model_coords(estimates)) as model:
+    with block_model(estimates) as model:
         class_count, _ = class_prob_prior(estimates, class_alpha)
         data = pm.Data("feature_count_data", counts if whole is None else whole, dims=dims)
         # Priors are data, so that one compiled graph serves another prior of the same shape.

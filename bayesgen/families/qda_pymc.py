@@ -22,8 +22,9 @@ from bayesgen.families.gda_pymc import (
     wishart_by_precision,
 )
 from bayesgen.families.shared_pymc import (
+    block_dims,
+    block_model,
     class_prob_prior,
-    model_coords,
     positive_priors,
     wishart_is_regular,
 )
@@ -38,10 +39,12 @@ def qda_pymc_model(estimates: xr.Dataset) -> pm.Model:
         )
     _, class_alpha = positive_priors(estimates, needs_alpha=False)
     n_classes = estimates.sizes["class"]
-    with pm.Model(coords=model_coords(estimates)) as model:
+    with block_model(estimates) as model:
         # Hyperparameters are data too, so one compiled graph serves every data set of
         # this shape.
-        prior_mean = static_data("prior_mean", estimates["prior_mean"].values, dims="feature")
+        prior_mean = static_data(
+            "prior_mean", estimates["prior_mean"].values, dims=block_dims("feature")
+        )
         prior_kappa = pm.Data("prior_kappa", estimates.attrs["prior_kappa"])
         class_count, _ = class_prob_prior(estimates, class_alpha)
         # L_k, the Cholesky factor of Λ_k, and the Gaussian densities on it: see gda_pymc.
@@ -49,7 +52,9 @@ def qda_pymc_model(estimates: xr.Dataset) -> pm.Model:
         mu = precision_normal("mu", prior_mean, prec_chol, half_log_det, prior_kappa)
         observed_means_by_precision(estimates, class_count, mu, prec_chol, half_log_det)
         _pymc_class_scatters(estimates, class_count, prec_chol, half_log_det)
-        pm.Deterministic("cov", covariance(prec_chol), dims=("class", "feature", "feature2"))
+        pm.Deterministic(
+            "cov", covariance(prec_chol), dims=block_dims("class", "feature", "feature2")
+        )
     return model
 
 
@@ -58,7 +63,7 @@ def _pymc_class_scatters(estimates, class_count, prec_chol, half_log_det) -> Non
     density; the kernel of the others (N_k ≥ 2) in the potential ``scatter_loglik``."""
     count = estimates["class_count"].values
     scatter = estimates["scatter"].values
-    square = ("feature", "feature2")
+    square = block_dims("feature", "feature2")
     singular = []
     for k in range(len(count)):
         if wishart_is_regular(scatter[k], float(count[k]) - 1.0):

@@ -1,4 +1,5 @@
-"""The PyMC building blocks the families' models share: the class prior, the Gamma-Poisson
+"""The PyMC building blocks the families' models share: the block's model and its dims (alone,
+or as one block of a mixed model, :func:`block_scope`), the class prior, the Gamma-Poisson
 form of a Dirichlet, observed count variables with a cheap kernel, the standardising
 transforms NUTS samples in, and λ as a random variable under a hyperprior.
 
@@ -6,6 +7,11 @@ See :mod:`bayesgen.generative` for the models they build and why they are parame
 """
 
 from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
 
 import numpy as np
 import pymc as pm
@@ -28,12 +34,172 @@ def whole_counts(values) -> np.ndarray | None:
     return None
 
 
+# --------------------------------------------------------------------------------------------
+# Blocks side by side: a block's builder makes its model alone, or, inside block_scope, as a
+# named submodel of a mixed model whose blocks share one class prior. The builders declare
+# their model with block_model and every dims tuple and coord name with block_dims, which
+# change nothing outside a scope.
+
+#: The dims every block of a mixed model shares: the classes, and the three constants of a
+#: standardising transform (:func:`standardisation_data`), the same in every block.
+SHARED_DIMS = frozenset({"class", "standardisation"})
+
+
+def scoped_dim(prefix: str, dim: str) -> str:
+    """The name of the block ``prefix``'s dim ``dim`` in a mixed model.
+
+    The rule: "class" and "standardisation" (:data:`SHARED_DIMS`) are kept, shared by every
+    block; every other dim d becomes ``f"{prefix}::{d}"``, the separator PyMC puts between a
+    submodel's name and its variables' names, so that two blocks' "feature" dims, of different
+    lengths and labels, never meet.
+
+    Examples
+    --------
+    >>> scoped_dim("num", "feature"), scoped_dim("num", "class")
+    ('num::feature', 'class')
+    >>> scoped_dim("cat", "observed_class"), scoped_dim("cat", "standardisation")
+    ('cat::observed_class', 'standardisation')
+    """
+    return dim if dim in SHARED_DIMS else f"{prefix}::{dim}"
+
+
+@dataclass(frozen=True)
+class BlockScope:
+    """The block being built inside :func:`block_scope`: its name, the shared class prior's
+    counts and probabilities, and the mixed model it belongs to."""
+
+    prefix: str
+    class_count: object
+    class_prob: object
+    parent: pm.Model
+
+
+_SCOPE: ContextVar[BlockScope | None] = ContextVar("bayesgen_block_scope", default=None)
+
+
+@contextmanager
+def block_scope(prefix: str, *, class_count, class_prob) -> Iterator[BlockScope]:
+    """Build one block of a mixed model: within it, a family's ``pymc_model`` declares its
+    variables in the submodel ``prefix`` of the model being built, on the shared class prior.
+
+    Inside the scope, a builder's model (:func:`block_model`) is ``pm.Model(name=prefix)``,
+    a submodel of the model whose context encloses the scope: PyMC names all its random
+    variables, deterministics, potentials and data ``f"{prefix}::{name}"``
+    (``"num::mu"``, ``"num::prior_mean"``). Its dims are renamed by :func:`scoped_dim`
+    (:func:`block_dims`), its coords registered under the renamed dims, and
+    :func:`class_prob_prior` returns ``class_count`` and ``class_prob`` instead of declaring
+    a second class prior. Outside a scope nothing changes.
+
+    Parameters
+    ----------
+    prefix : str
+        The block's name: not empty, without "::" or "/", unique in the mixed model.
+    class_count, class_prob : pytensor.tensor.TensorVariable
+        What :func:`class_prob_prior` returned in the enclosing model (the ``pm.Data``
+        ``class_count_data`` and the random variable ``class_prob``).
+
+    Yields
+    ------
+    BlockScope
+
+    Raises
+    ------
+    ValueError
+        For a bad ``prefix``.
+    RuntimeError
+        Outside a model's context, or inside another block's scope.
+
+    Examples
+    --------
+    >>> import numpy as np, pymc as pm, xarray as xr
+    >>> stats = xr.Dataset(
+    ...     {"class_count": ("class", [3, 2])},
+    ...     coords={"class": ["a", "b"], "feature": ["x", "y"]},
+    ...     attrs={"class_alpha": 1.0},
+    ... )
+    >>> with pm.Model(coords={"class": ["a", "b"]}) as mixed:
+    ...     class_count, class_prob = class_prob_prior(stats, 1.0)
+    ...     with block_scope("num", class_count=class_count, class_prob=class_prob):
+    ...         with block_model(stats) as block:
+    ...             _ = pm.Normal("mu", dims=block_dims("class", "feature"))
+    ...             same_prior = class_prob_prior(stats, 1.0)[1] is class_prob
+    >>> block.name, mixed.named_vars_to_dims["num::mu"], same_prior
+    ('num', ('class', 'num::feature'), True)
+    >>> mixed.coords["num::feature"]
+    ('x', 'y')
+    """
+    if not isinstance(prefix, str) or not prefix or "::" in prefix or "/" in prefix:
+        raise ValueError(f"prefix: expected a non-empty name without '::' or '/'; got {prefix!r}.")
+    if prefix.endswith(":"):
+        raise ValueError(f"prefix: a block's name may not end with ':'; got {prefix!r}.")
+    if _SCOPE.get() is not None:
+        raise RuntimeError(
+            f"block_scope({prefix!r}): already inside block_scope({_SCOPE.get().prefix!r}); "
+            "blocks do not nest."
+        )
+    parent = pm.Model.get_context(error_if_none=False)
+    if parent is None:
+        raise RuntimeError(
+            f"block_scope({prefix!r}): enter the mixed model's context first "
+            "(with pm.Model(...)), in which class_count and class_prob were declared."
+        )
+    token = _SCOPE.set(BlockScope(prefix, class_count, class_prob, parent))
+    try:
+        yield _SCOPE.get()
+    finally:
+        _SCOPE.reset(token)
+
+
+def current_block_scope() -> BlockScope | None:
+    """The block being built (:func:`block_scope`), or None outside a mixed model."""
+    return _SCOPE.get()
+
+
+def block_dims(*dims: str) -> tuple[str, ...]:
+    """``dims`` as the block being built names them: unchanged alone, renamed by
+    :func:`scoped_dim` inside :func:`block_scope`. For every ``dims=`` and coord name of a
+    builder."""
+    scope = _SCOPE.get()
+    if scope is None:
+        return dims
+    return tuple(scoped_dim(scope.prefix, dim) for dim in dims)
+
+
+def block_model(estimates: xr.Dataset, extra_coords: Mapping | None = None) -> pm.Model:
+    """The model a builder declares its variables in, with the coords of ``estimates``
+    (:func:`model_coords`) and ``extra_coords``: ``pm.Model(coords=...)`` alone; inside
+    :func:`block_scope` the submodel ``pm.Model(name=prefix, coords=...)`` of the mixed model,
+    its coords under the renamed dims (:func:`block_dims`; "class" must have the mixed
+    model's labels, PyMC refuses other ones)."""
+    coords = dict(model_coords(estimates)) | dict(extra_coords or {})
+    scope = _SCOPE.get()
+    if scope is None:
+        return pm.Model(coords=coords)
+    renamed = {scoped_dim(scope.prefix, dim): values for dim, values in coords.items()}
+    return pm.Model(name=scope.prefix, coords=renamed, model=scope.parent)
+
+
+def observed_classes(stats: xr.Dataset) -> tuple[tuple[str, str], slice | np.ndarray]:
+    """The dims and index of the class means a Gaussian model observes: ("class", "feature")
+    and every class, or with classes without rows (``partial_fit``) the new coord
+    ``observed_class`` of those with rows, and their indices (:func:`block_dims` applied)."""
+    count = stats["class_count"].values
+    present = np.flatnonzero(count > 0)
+    if present.size == count.size:
+        return block_dims("class", "feature"), slice(None)
+    dims = block_dims("observed_class", "feature")
+    pm.modelcontext(None).add_coord(dims[0], stats["class"].values[present])
+    return dims, present
+
+
 def class_prob_prior(stats: xr.Dataset, class_alpha: float):
     """π ~ Dirichlet(a) and the class counts observed as ``class_count`` ~ Multinomial(N, π).
 
     NUTS samples π through :class:`StandardisedSimplex`, standardised by the posterior
     Dirichlet(a + N_k), and starts at its posterior mean. Returns the class counts (the
-    ``pm.Data`` ``class_count_data``, int64) and π.
+    ``pm.Data`` ``class_count_data``, int64) and π. Inside :func:`block_scope` it declares
+    nothing and returns the mixed model's class counts and π (after checking, where they are
+    data, that they count the same rows).
     """
     counts = whole_counts(stats["class_count"].values)
     if counts is None:
@@ -41,6 +207,15 @@ def class_prob_prior(stats: xr.Dataset, class_alpha: float):
             "stats: class_count must hold whole numbers ≥ 0 (the rows of each class); got "
             f"{stats['class_count'].values.tolist()[:10]}."
         )
+    scope = _SCOPE.get()
+    if scope is not None:
+        shared = getattr(scope.class_count, "get_value", None)
+        if shared is not None and not np.array_equal(shared(), counts):
+            raise ValueError(
+                f"block {scope.prefix!r}: its class counts {counts.tolist()} differ from the "
+                f"mixed model's {np.asarray(shared()).tolist()}; every block sees the same rows."
+            )
+        return scope.class_count, scope.class_prob
     n_classes = stats.sizes["class"]
     class_count = pm.Data("class_count_data", counts, dims="class")
     # Priors are data too, so a grid of λ reuses one compiled graph.
@@ -128,7 +303,8 @@ def log_gamma_standardisation(shape, rate) -> tuple[np.ndarray, np.ndarray, np.n
 
 def standardisation_data(name: str, constants, *, dims) -> pt.TensorVariable:
     """The constants (location, scale, log_scale) of a standardising transform as one
-    ``pm.Data`` ``{name}_standardisation``, dims ("standardisation", *dims).
+    ``pm.Data`` ``{name}_standardisation``, dims ("standardisation", *dims) (``dims`` as the
+    block names them, :func:`block_dims`; "standardisation" is shared by every block).
 
     Data, not constants of the graph, so that one compiled graph serves every data set of the
     same shape, and not expressions of the counts, so that a gradient pays no logarithm or
@@ -360,17 +536,8 @@ def observed_class_means(stats: xr.Dataset, class_count, mu, cov_chol) -> None:
     batched ``chol`` is right (checked against SciPy in tests/test_observed_rvs.py). With
     empty classes, the observed classes get their own coord ``observed_class``.
     """
-    count = stats["class_count"].values
-    present = np.flatnonzero(count > 0)
-    everyone = present.size == count.size
-    if everyone:
-        dims = ("class", "feature")
-        index = slice(None)
-    else:
-        pm.modelcontext(None).add_coord("observed_class", stats["class"].values[present])
-        dims = ("observed_class", "feature")
-        index = present
-    data = pm.Data("class_mean_data", stats["class_mean"].values[present], dims=dims)
+    dims, index = observed_classes(stats)
+    data = pm.Data("class_mean_data", stats["class_mean"].values[index], dims=dims)
     n_rows = pt.cast(class_count[index], "float64")
     chol = cov_chol[index] if cov_chol.ndim == 3 else cov_chol[None]
     pm.MvNormal(
