@@ -3,7 +3,9 @@
 ``load_toy_spam`` is a 50-message corpus written for bayesgen and shipped in the package, so
 the text models run on any fresh install. ``load_sms_spam`` reads the UCI SMS Spam Collection
 (Almeida, Gómez Hidalgo and Yamakami, 2011; CC BY 4.0) from a local file, or downloads it
-when asked and the network allows.
+when asked and the network allows. ``load_penguins`` reads the Palmer penguins (Horst, Hill
+and Gorman, 2020; CC0), a table of categories and measurements, from the CSV that the
+``palmerpenguins`` package ships.
 """
 
 from __future__ import annotations
@@ -101,6 +103,59 @@ def load_sms_spam(path=None, *, download: bool = False) -> tuple[list[str], list
     if not texts:
         raise ValueError("SMS Spam file: no messages found.")
     return texts, labels
+
+
+#: The penguins' feature columns, in the order :func:`load_penguins` returns them.
+PENGUIN_CATEGORIES = ("island", "sex")
+PENGUIN_MEASUREMENTS = ("bill_length_mm", "bill_depth_mm", "flipper_length_mm", "body_mass_g")
+
+
+def load_penguins(*, dropna: bool = True) -> tuple[pd.DataFrame, np.ndarray]:
+    """The Palmer penguins: species from the island, the sex and four body measurements.
+
+    344 penguins of three species (Adelie, Chinstrap, Gentoo) measured on three islands of the
+    Palmer Archipelago, Antarctica, 2007-2009 (Horst, Hill and Gorman, 2020, from the data of
+    Gorman, Williams and Fraser, 2014; CC0). Read from the CSV shipped by the
+    ``palmerpenguins`` package; the ``year`` column is left out.
+
+    Parameters
+    ----------
+    dropna : bool, default True
+        Leave out the 11 penguins with a missing entry (2 without measurements or sex, 9 more
+        without sex), keeping 333.
+
+    Returns
+    -------
+    X : pandas.DataFrame
+        Columns ``island`` and ``sex`` (pandas category dtype: "Biscoe", "Dream",
+        "Torgersen"; "female", "male"), then ``bill_length_mm``, ``bill_depth_mm``,
+        ``flipper_length_mm`` and ``body_mass_g`` (float64, as in the CSV). With
+        ``dropna=False`` the missing entries are NaN.
+    y : numpy.ndarray of str
+        The species.
+
+    Examples
+    --------
+    >>> from bayesgen.input.datasets import load_penguins
+    >>> X, y = load_penguins()
+    >>> X.shape, list(X.columns[:2]), list(X["island"].cat.categories)
+    ((333, 6), ['island', 'sex'], ['Biscoe', 'Dream', 'Torgersen'])
+    >>> sorted(set(y.tolist())), int((y == "Chinstrap").sum())
+    (['Adelie', 'Chinstrap', 'Gentoo'], 68)
+    >>> load_penguins(dropna=False)[0].shape
+    (344, 6)
+    """
+    source = resources.files("palmerpenguins").joinpath("data/penguins.csv")
+    with source.open(encoding="utf-8") as f:
+        frame = pd.read_csv(f)
+    if dropna:
+        frame = frame.dropna().reset_index(drop=True)
+    X = frame[[*PENGUIN_CATEGORIES, *PENGUIN_MEASUREMENTS]].copy()
+    for column in PENGUIN_CATEGORIES:
+        X[column] = X[column].astype("category")
+    for column in PENGUIN_MEASUREMENTS:
+        X[column] = X[column].astype("float64")
+    return X, frame["species"].to_numpy(dtype=str)
 
 
 #: ``read_table``'s formats, by the file-name suffixes that name them.
