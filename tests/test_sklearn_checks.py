@@ -1,4 +1,5 @@
-"""scikit-learn's own estimator checks on the five estimators.
+"""scikit-learn's own estimator checks on every estimator (the mixed model with
+``blocks="auto"``, which makes the checks' real-valued columns one Gaussian block).
 
 They run with exact conjugate draws (nothing compiles) and few of them, so that the hundreds
 of fits the checks make stay fast. ``BernoulliNB`` gets ``binarize=0.0``, scikit-learn's
@@ -20,6 +21,7 @@ from bayesgen import (
     GaussianDiscriminantAnalysis,
     GaussianNB,
     MultinomialNB,
+    NaiveBayes,
     PoissonNB,
     QuadraticDiscriminantAnalysis,
 )
@@ -39,6 +41,7 @@ ESTIMATORS = [
     QuadraticDiscriminantAnalysis(**FAST),
     GaussianNB(**FAST),
     PoissonNB(**FAST),
+    NaiveBayes(**FAST),
 ]
 
 

@@ -452,26 +452,9 @@ def _simulation_estimates(
 
 
 def _frozen_hyperparameters(estimator) -> dict:
-    """The hyperparameters the fit derives from the data, at their values in this fit."""
-    fitted, params = estimator.closed_form_, estimator.get_params()
-    frozen = {}
-    # alpha="evidence" picks λ from each data set: SBC checks the posterior at the λ fitted.
-    for name in ("alpha", "class_alpha"):
-        if isinstance(params.get(name), str) and name in fitted.attrs:
-            value = fitted.attrs[name]  # alpha: one λ, or one per class in class order
-            frozen[name] = (
-                float(value)
-                if np.ndim(value) == 0  # one per class: by label, as the estimators take it
-                else dict(zip(fitted["class"].values.tolist(), map(float, value), strict=True))
-            )
-    # prior_mean="pooled" takes m from each data set: SBC checks the posterior at the m fitted.
-    if isinstance(params.get("prior_mean"), str) and "prior_weight" in fitted:
-        frozen["prior_mean"] = np.asarray(estimator.prior_mean_).copy()
-    if "n_categories" in params and "n_categories" in fitted:
-        frozen["n_categories"] = fitted["n_categories"].values.copy()
-    # A prior scaled to the data (GDA's, Gaussian NB's, the Poisson rates'): the one fitted.
-    frozen |= estimator.model_.fitted_prior(fitted, params)
-    return frozen
+    """The hyperparameters the fit derives from the data, at their values in this fit
+    (:meth:`~bayesgen.estimators.classifier.GenerativeClassifier.fitted_hyperparameters`)."""
+    return estimator.fitted_hyperparameters()
 
 
 # -- which parameters, and their ranks ---------------------------------------------------
@@ -492,8 +475,9 @@ def _ranked_cells(model_family, fitted, rng, max_cells):
         if name in derived:
             continue
         varies = values[0] != values[1]
-        if "feature" in dims and "feature2" in dims:  # a symmetric matrix: one triangle
-            row, col = dims.index("feature"), dims.index("feature2")
+        square = [d for d in dims if d.split("::")[-1] in ("feature", "feature2")]
+        if len(square) == 2:  # a symmetric matrix (a block's own, in a mixed model): one triangle
+            row, col = dims.index(square[0]), dims.index(square[1])
             index = np.indices(varies.shape)
             varies &= index[row] <= index[col]
         candidates = np.flatnonzero(varies)

@@ -12,7 +12,7 @@ import pandas as pd
 import xarray as xr
 from sklearn.base import clone
 
-from bayesgen.estimators.classifier import GenerativeClassifier
+from bayesgen.estimators.classifier import GenerativeClassifier, fitted_hyperparameters
 from bayesgen.estimators.gaussian_nb import GaussianNB
 from bayesgen.estimators.models import (
     BernoulliNB,
@@ -25,7 +25,14 @@ from bayesgen.estimators.poisson_nb import PoissonNB
 from bayesgen.families import family
 from bayesgen.families.block_layout import SEPARATOR
 from bayesgen.input import columns as table_columns
-from bayesgen.input.params import INFERENCE_PARAMS_DOC, SMOOTHING, FitRecord, Rule, encode_param
+from bayesgen.input.params import (
+    INFERENCE_PARAMS_DOC,
+    SMOOTHING,
+    FitRecord,
+    Rule,
+    decode_param,
+    encode_param,
+)
 from bayesgen.maths.likelihood import normalize_log_proba
 
 __all__ = ["BLOCK_ESTIMATORS", "NaiveBayes", "auto_blocks"]
@@ -177,9 +184,11 @@ class BlockPlan(Rule):
             else:
                 entry["model"] = _model_name(model)
                 rules = type(model).parameter_rules()
+                params = model.get_params(deep=False)
+                own = _block_record(record, name, params)
                 entry["params"] = {
-                    key: encode_param(val, rules.get(key), record)
-                    for key, val in model.get_params(deep=False).items()
+                    key: encode_param(val, rules.get(key), own)
+                    for key, val in params.items()
                     if key not in _SHARED_PARAMS
                 }
             if len(spec) == 4 and spec[3] is not None:
@@ -201,7 +210,16 @@ class BlockPlan(Rule):
                 cls = BLOCK_ESTIMATORS[entry["model"]]
                 model = entry["model"]
                 if "params" in entry:
-                    model = cls(**entry["params"])
+                    rules = cls.parameter_rules()
+                    own = _block_record(record, entry["name"], entry["params"])
+                    model = cls(
+                        **{
+                            key: decode_param(
+                                f"{name}: block {entry['name']!r} {key}", val, rules.get(key), own
+                            )
+                            for key, val in entry["params"].items()
+                        }
+                    )
                 spec = [entry["name"], model, entry["columns"]]
                 if "vectorizer" in entry:
                     spec.append(entry["vectorizer"])
@@ -209,6 +227,17 @@ class BlockPlan(Rule):
                 raise ValueError(f"{name}: a stored block is not readable ({error}).") from None
             blocks.append(tuple(spec))
         return blocks
+
+
+def _block_record(record: FitRecord, block: str, params) -> FitRecord:
+    """What one block's parameters are read against: its own attrs of the fit."""
+    prefix = f"{block}{SEPARATOR}"
+    attrs = {
+        key.removeprefix(prefix): value
+        for key, value in record.attrs.items()
+        if key.startswith(prefix)
+    }
+    return FitRecord(record.classes, attrs, params)
 
 
 def _plain(columns):
@@ -384,6 +413,8 @@ class NaiveBayes(GenerativeClassifier):
                 and isinstance(columns, str)
                 and _holds_text(table, columns)
             )
+            # Categories given as integer codes are taken as they are, as CategoricalNB does.
+            codes = cli_name == "categorical" and _holds_codes(table, columns, name)
             plan.append(
                 {
                     "name": name,
@@ -391,7 +422,7 @@ class NaiveBayes(GenerativeClassifier):
                     "model": estimator.model_.name,
                     "estimator": estimator,
                     "columns": columns,
-                    "encoding": _encoding(cli_name, text),
+                    "encoding": "numeric" if codes else _encoding(cli_name, text),
                     "vectorizer": _vectorizer(spec, cli_name),
                     "data_options": estimator._data_options(),
                 }
@@ -459,6 +490,26 @@ class NaiveBayes(GenerativeClassifier):
         for _, estimator, _, *_ in self._resolved_blocks(None):
             estimator._check_conjugate()
 
+    def fitted_hyperparameters(self) -> dict:
+        """Every block's fitted hyperparameters (see the base class), as ``blocks`` over the
+        encoded columns the model computes with (category codes, word counts): a refit to
+        rows simulated from the model (:func:`bayesgen.sbc`) has the same blocks and priors.
+        """
+        self.check_fitted()
+        estimators = self._block_estimators(self.closed_form_)
+        frozen = {}
+        if isinstance(self.class_alpha, str):
+            frozen["class_alpha"] = float(self.closed_form_.attrs["class_alpha"])
+        blocks = []
+        for block in self._family.blocks(self.closed_form_):
+            estimator = estimators[block.name]
+            own = fitted_hyperparameters(block.model, block.estimates, estimator.get_params())
+            own.pop("class_alpha", None)
+            columns = list(range(block.start, block.stop))
+            blocks.append((block.name, clone(estimator).set_params(**own), columns))
+        frozen["blocks"] = blocks
+        return frozen
+
     def get_params(self, deep=True):
         # The blocks' estimators are parts of one parameter, as in a ColumnTransformer, and
         # are not listed separately (they are cloned at fit).
@@ -503,6 +554,20 @@ class NaiveBayes(GenerativeClassifier):
         tags.input_tags.string = True
         tags.input_tags.categorical = True
         return tags
+
+
+def _holds_codes(table, columns, name: str) -> bool:
+    """Whether every column of a categorical block holds numbers (category codes)."""
+    if table is None:
+        return False
+    chosen = table_columns.resolve_columns(table, columns, name=name)
+    if not isinstance(table, pd.DataFrame):
+        return table.dtype.kind in "biuf" if hasattr(table, "dtype") else False
+    return all(
+        pd.api.types.is_numeric_dtype(table[c].dtype)
+        and not isinstance(table[c].dtype, pd.CategoricalDtype)
+        for c in chosen
+    )
 
 
 def _holds_text(table, column) -> bool:

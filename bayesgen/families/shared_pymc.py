@@ -19,11 +19,12 @@ import pytensor.tensor as pt
 import xarray as xr
 from pymc.logprob.transforms import ChainedTransform, SimplexTransform, Transform
 
+from bayesgen.families.block_layout import SHARED_DIMS, scoped_dim
 from bayesgen.families.hyperprior import fitted_alpha_prior
 from bayesgen.families.results import parameter_coords as model_coords
 from bayesgen.maths.dirichlet import per_class
 
-__all__ = ["model_coords"]
+__all__ = ["SHARED_DIMS", "model_coords", "scoped_dim"]
 
 
 def whole_counts(values) -> np.ndarray | None:
@@ -40,27 +41,8 @@ def whole_counts(values) -> np.ndarray | None:
 # their model with block_model and every dims tuple and coord name with block_dims, which
 # change nothing outside a scope.
 
-#: The dims every block of a mixed model shares: the classes, and the three constants of a
-#: standardising transform (:func:`standardisation_data`), the same in every block.
-SHARED_DIMS = frozenset({"class", "standardisation"})
-
-
-def scoped_dim(prefix: str, dim: str) -> str:
-    """The name of the block ``prefix``'s dim ``dim`` in a mixed model.
-
-    The rule: "class" and "standardisation" (:data:`SHARED_DIMS`) are kept, shared by every
-    block; every other dim d becomes ``f"{prefix}::{d}"``, the separator PyMC puts between a
-    submodel's name and its variables' names, so that two blocks' "feature" dims, of different
-    lengths and labels, never meet.
-
-    Examples
-    --------
-    >>> scoped_dim("num", "feature"), scoped_dim("num", "class")
-    ('num::feature', 'class')
-    >>> scoped_dim("cat", "observed_class"), scoped_dim("cat", "standardisation")
-    ('cat::observed_class', 'standardisation')
-    """
-    return dim if dim in SHARED_DIMS else f"{prefix}::{dim}"
+# The naming rule (scoped_dim, SHARED_DIMS) is the mixed model's own, so that its exact draws
+# and NUTS' draws have the same names: see bayesgen.families.block_layout.
 
 
 @dataclass(frozen=True)

@@ -96,18 +96,40 @@ def _json_default(value):
 def as_table(X, name: str = "X"):
     """X as a DataFrame (kept as it is), a CSR sparse matrix, or a 2-D NumPy array (object
     dtype where it holds text); never a copy of a DataFrame."""
+    if isinstance(X, pd.Series):
+        X = X.to_frame()
     if isinstance(X, pd.DataFrame):
+        _check_not_empty(X.shape, name)
         return X
     if sp.issparse(X):
+        _check_not_empty(X.shape, name)
         return sp.csr_array(X)
-    if isinstance(X, pd.Series):
-        return X.to_frame()
     array = np.asarray(X) if hasattr(X, "__array__") else _list_array(X, name)
     if array.ndim != 2:
+        # scikit-learn's words ("Reshape your data"), which its estimator checks look for.
         raise ValueError(
-            f"{name}: expected a 2-D table (rows x columns); got an array of shape {array.shape}."
+            f"{name}: expected a 2-D table (rows x columns); got an array of shape "
+            f"{array.shape}. Reshape your data with X.reshape(-1, 1) for one column or "
+            "X.reshape(1, -1) for one row."
         )
+    if array.dtype.kind == "c":
+        raise ValueError(f"{name}: Complex data not supported; got {array.dtype} values.")
+    _check_not_empty(array.shape, name)
     return array
+
+
+def _check_not_empty(shape: tuple, name: str) -> None:
+    # scikit-learn's words, which its estimator checks look for.
+    if shape[0] == 0:
+        raise ValueError(
+            f"{name}: Found array with 0 sample(s) (shape={shape}) while a minimum of 1 is "
+            "required."
+        )
+    if shape[1] == 0:
+        raise ValueError(
+            f"{name}: Found array with 0 feature(s) (shape={shape}) while a minimum of 1 is "
+            "required."
+        )
 
 
 def _list_array(X, name: str) -> np.ndarray:
@@ -268,7 +290,7 @@ def _categories(values, block: str, column) -> list:
 
 def _codes(values, categories: list, block: str, column) -> np.ndarray:
     series = values if isinstance(values, pd.Series) else pd.Series(values)
-    codes = pd.Categorical(series.astype(object), categories=categories).codes
+    codes = pd.Index(categories, dtype=object).get_indexer(series.astype(object))
     unknown = np.flatnonzero(codes < 0)
     if unknown.size:
         value = series.iloc[unknown[0]]
