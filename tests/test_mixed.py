@@ -373,3 +373,35 @@ def test_nuts_on_the_mixed_pymc_model_agrees_with_the_closed_forms():
     )
     result = bayesgen.compare(est)
     assert result.ok, result.table
+
+
+# --------------------------------------------------------------------------------------------
+# Dask: the encodings fixed from the dtypes, the statistics reduced chunk by chunk.
+
+
+def test_a_dask_dataframe_gives_the_statistics_of_the_whole_table():
+    dask = pytest.importorskip("dask")
+    dd = pytest.importorskip("dask.dataframe")
+    table, y = penguin_like()
+    with dask.config.set(scheduler="synchronous"):
+        chunked = NaiveBayes(given_blocks(), **FAST).fit(
+            dd.from_pandas(table, npartitions=3), dd.from_pandas(pd.Series(y), npartitions=3)
+        )
+    whole = NaiveBayes(given_blocks(), **FAST).fit(table, y)
+    assert chunked.closed_form_.attrs["dask_chunks"] == 3
+    for name, variable in whole.closed_form_.data_vars.items():
+        if variable.dtype.kind == "f":
+            np.testing.assert_allclose(
+                chunked.closed_form_[name].values, variable.values, rtol=1e-12, err_msg=name
+            )
+
+
+def test_dask_refuses_a_category_column_whose_categories_it_cannot_know_beforehand():
+    dask = pytest.importorskip("dask")
+    dd = pytest.importorskip("dask.dataframe")
+    table, y = penguin_like()
+    strings = table.assign(island=table["island"].astype(str))
+    with dask.config.set(scheduler="synchronous"), pytest.raises(ValueError, match="categorize"):
+        NaiveBayes(given_blocks(), **FAST).fit(
+            dd.from_pandas(strings, npartitions=3), dd.from_pandas(pd.Series(y), npartitions=3)
+        )

@@ -25,6 +25,7 @@ from bayesgen.estimators.poisson_nb import PoissonNB
 from bayesgen.families import family
 from bayesgen.families.block_layout import SEPARATOR
 from bayesgen.input import columns as table_columns
+from bayesgen.input import distributed
 from bayesgen.input.params import (
     INFERENCE_PARAMS_DOC,
     SMOOTHING,
@@ -49,6 +50,8 @@ BLOCK_ESTIMATORS = {
 }
 #: The parameters a block's estimator takes from the mixed estimator (its own are ignored).
 _SHARED_PARAMS = ("class_alpha", "draws", "chains", "prior_draws", "dtype", "random_seed")
+#: Rows of a Dask X that blocks="auto" looks at to propose the blocks.
+_DASK_SAMPLE_ROWS = 1000
 #: Models whose one raw-text column a CountVectorizer turns into words.
 _TEXT_MODELS = ("multinomial", "bernoulli")
 
@@ -432,20 +435,40 @@ class NaiveBayes(GenerativeClassifier):
     # -- the fit -----------------------------------------------------------------------------
 
     def _statistics(self, X, y, *, feature_names=None, sample_weight=None, classes=None):
-        table = table_columns.as_table(X)
-        plan = self._plan(table)
         layout = getattr(self, "_chunk_layout", None)
-        self.blocks_ = [(spec["name"], spec["estimator"], spec["columns"]) for spec in plan]
-        plan = [{k: v for k, v in spec.items() if k != "estimator"} for spec in plan]
+        if distributed.has_dask_input(X, y, sample_weight):
+            # The encodings are fixed before the chunks are read, from the dtypes (the
+            # categories) and, for blocks="auto", the first rows.
+            table = _dask_sample(X)
+            plan = self._stripped_plan(table)
+            if layout is None:
+                layout = self._family.learn_layout(table, plan, from_dtypes=True).to_json()
+            return distributed.sufficient_statistics(
+                self._family,
+                X,
+                y,
+                feature_names=feature_names,
+                sample_weight=sample_weight,
+                classes=classes,
+                plan=plan,
+                layout=layout,
+            )
+        table = table_columns.as_table(X)
         return self._family.sufficient_statistics(
             table,
             y,
             feature_names=feature_names,
             sample_weight=sample_weight,
             classes=classes,
-            plan=plan,
+            plan=self._stripped_plan(table),
             layout=layout,
         )
+
+    def _stripped_plan(self, table) -> list[dict]:
+        """The plan without its estimators (what the model takes), ``blocks_`` set."""
+        plan = self._plan(table)
+        self.blocks_ = [(spec["name"], spec["estimator"], spec["columns"]) for spec in plan]
+        return [{k: v for k, v in spec.items() if k != "estimator"} for spec in plan]
 
     def partial_fit(self, X, y, classes=None, sample_weight=None, *, feature_names=None):
         # Later chunks are encoded as the first was (its categories and words).
@@ -554,6 +577,15 @@ class NaiveBayes(GenerativeClassifier):
         tags.input_tags.string = True
         tags.input_tags.categorical = True
         return tags
+
+
+def _dask_sample(X):
+    """A Dask X's first rows, with its dtypes (a DataFrame's categories included)."""
+    sample = X.head(_DASK_SAMPLE_ROWS, npartitions=-1) if hasattr(X, "head") else None
+    if sample is None:  # a dask array: its first row chunk
+        sample = X.blocks[0].compute() if X.numblocks[0] else X._meta
+        sample = sample.toarray() if hasattr(sample, "toarray") else np.asarray(sample)
+    return sample
 
 
 def _holds_codes(table, columns, name: str) -> bool:

@@ -165,28 +165,11 @@ class MixedFamily(Family):
                 "DataFrame to name them."
             )
         table = table_columns.as_table(X)
-        options = {}
+        options = {spec["name"]: dict(spec.get("data_options", {})) for spec in plan or ()}
         if layout is None:
-            if not plan:
-                raise ValueError("blocks: a mixed model needs at least one block.")
-            learned = []
-            for spec in plan:
-                columns = table_columns.resolve_columns(table, spec["columns"], name=spec["name"])
-                learned.append(
-                    table_columns.learn_block(
-                        table,
-                        spec["name"],
-                        spec["model"],
-                        columns,
-                        spec["encoding"],
-                        spec.get("vectorizer"),
-                    )
-                )
-                options[spec["name"]] = dict(spec.get("data_options", {}))
-            columns = table_columns.ColumnLayout(learned, by_name=_has_names(table))
+            columns = self.learn_layout(table, plan)
         else:
             columns = table_columns.ColumnLayout.from_json(layout)
-            options = {spec["name"]: dict(spec.get("data_options", {})) for spec in plan or ()}
         for block in columns.blocks:
             if block.encoding == "categorical":  # every category of the column, seen or not
                 options.setdefault(block.name, {})["n_categories"] = [
@@ -208,6 +191,35 @@ class MixedFamily(Family):
             start += width
         names = table_columns.column_names(table)
         return self._combine(parts, columns, input_columns=[str(name) for name in names])
+
+    def learn_layout(self, table, plan, *, from_dtypes: bool = False):
+        """The columns of every block of ``plan`` and their encodings, learned from ``table``
+        (categories, vocabularies): a :class:`~bayesgen.input.columns.ColumnLayout`.
+
+        ``from_dtypes``: learn categories from the columns' pandas ``category`` dtypes only
+        (a Dask DataFrame's, whose rows are not at hand), refusing a categorical column of
+        another dtype and a text column whose vectorizer has no vocabulary.
+        """
+        if not plan:
+            raise ValueError("blocks: a mixed model needs at least one block.")
+        learned = []
+        for spec in plan:
+            columns = table_columns.resolve_columns(table, spec["columns"], name=spec["name"])
+            if from_dtypes:
+                table_columns.check_learnable_from_dtypes(
+                    table, spec["name"], columns, spec["encoding"], spec.get("vectorizer")
+                )
+            learned.append(
+                table_columns.learn_block(
+                    table,
+                    spec["name"],
+                    spec["model"],
+                    columns,
+                    spec["encoding"],
+                    spec.get("vectorizer"),
+                )
+            )
+        return table_columns.ColumnLayout(learned, by_name=_has_names(table))
 
     def _combine(
         self, parts: Mapping[str, xr.Dataset], columns, *, input_columns: list | None

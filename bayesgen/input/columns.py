@@ -207,6 +207,31 @@ def learn_block(table, name: str, model: str, columns: list, encoding: str, vect
     return block
 
 
+def check_learnable_from_dtypes(table, name: str, columns: list, encoding: str, vectorizer):
+    """Refuse a block whose encoding needs the rows themselves (Dask input, whose rows are
+    not at hand when the encoding is fixed): a categorical column without a pandas
+    ``category`` dtype, a text column whose vectorizer has no ``vocabulary``."""
+    if encoding == "categorical":
+        for column in columns:
+            if not isinstance(_column(table, column).dtype, pd.CategoricalDtype):
+                raise ValueError(
+                    f"X: column {column!r} of block {name!r} needs its categories before the "
+                    "chunks are read; give it a category dtype with known categories (e.g. "
+                    "X = X.categorize(columns=[...]) for a dask DataFrame)."
+                )
+    if encoding == "text":
+        vocabulary = (
+            vectorizer.get("vocabulary")
+            if isinstance(vectorizer, dict)
+            else getattr(vectorizer, "vocabulary", None)
+        )
+        if vocabulary is None:
+            raise ValueError(
+                f"blocks: text block {name!r} needs its vocabulary before the chunks are read; "
+                "give a CountVectorizer(vocabulary=[...])."
+            )
+
+
 def encode(table, layout: ColumnLayout, name: str = "X"):
     """The numbers of every block's columns, side by side in block order: a float64 array,
     or a CSR matrix where a block is text (or X was sparse).
@@ -396,6 +421,7 @@ __all__ = [
     "BlockColumns",
     "ColumnLayout",
     "as_table",
+    "check_learnable_from_dtypes",
     "column_names",
     "encode",
     "learn_block",
