@@ -405,3 +405,56 @@ def test_dask_refuses_a_category_column_whose_categories_it_cannot_know_beforeha
         NaiveBayes(given_blocks(), **FAST).fit(
             dd.from_pandas(strings, npartitions=3), dd.from_pandas(pd.Series(y), npartitions=3)
         )
+
+
+# --------------------------------------------------------------------------------------------
+# A full-covariance block beside naive ones; simulation; model comparison.
+
+
+def test_a_gda_block_beside_a_categorical_one_sums_its_evidence():
+    from bayesgen import GaussianDiscriminantAnalysis
+
+    table, y = penguin_like()
+    blocks = [("shape", "gda", ["mass", "length"]), ("where", "categorical", ["island"])]
+    est = NaiveBayes(blocks, **FAST).fit(table, y)
+    gda = GaussianDiscriminantAnalysis(**FAST).fit(table[["mass", "length"]], y)
+    codes = table[["island"]].apply(lambda c: c.cat.codes).to_numpy()
+    categorical = CategoricalNB(n_categories=3, **FAST).fit(codes, y)
+    expected = (
+        gda.model_.log_evidence(gda.closed_form_)
+        + categorical.model_.log_evidence(categorical.closed_form_)
+        - label_log_evidence(y, est.classes_)
+    )
+    assert est.model_.log_evidence(est.closed_form_) == pytest.approx(expected, rel=1e-12)
+    assert {"shape::mu", "shape::cov"} <= set(est.idata_["posterior"].data_vars)
+
+
+def test_rows_simulated_from_the_posterior_have_each_blocks_predictive_mean():
+    table, y = penguin_like()
+    est = NaiveBayes(given_blocks(), inference="conjugate", draws=400, chains=1, random_seed=0)
+    est.fit(table, y)
+    rows = est.sample_posterior_predictive(random_seed=1)["posterior_predictive_rows"]["X"]
+    simulated = rows.values.reshape(-1, len(y), rows.shape[-1])  # (draw, obs, feature)
+    features = rows["feature"].values.tolist()
+    adelie = y == "adelie"
+    mass = simulated[:, adelie, features.index("size::mass")]
+    expected_mass = est.closed_form_["size::mu"].sel({"class": "adelie"}).values[0]
+    assert mass.mean() == pytest.approx(
+        expected_mass, abs=4 * mass.std() / np.sqrt(mass.size) + 0.05
+    )
+    eggs = simulated[:, :, features.index("eggs::eggs")]
+    assert np.array_equal(eggs, np.round(eggs)) and (eggs >= 0).all()
+    island = simulated[:, :, features.index("where::island")]
+    assert set(np.unique(island)) <= {0.0, 1.0, 2.0}
+
+
+def test_compare_models_ranks_the_mixed_model_by_its_exact_leave_one_out():
+    table, y = penguin_like()
+    mixed = NaiveBayes(given_blocks(), **FAST).fit(table, y)
+    numeric = GaussianNB(prior=NUMERIC_PRIOR, **FAST).fit(table[["mass", "length"]], y)
+    ranking = bayesgen.compare_models({"mixed": mixed, "numeric": numeric}, method="exact")
+    loo = bayesgen.loo_proba(mixed)
+    codes = np.searchsorted(mixed.classes_, y)
+    expected = np.log(loo[np.arange(len(y)), codes]).sum()
+    assert ranking.loc["mixed", "elpd_loo"] == pytest.approx(expected, rel=1e-12)
+    assert set(ranking["method"]) == {"exact"}
