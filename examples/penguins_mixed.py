@@ -146,7 +146,11 @@ def main(folds: int, seed: int) -> None:
     loo = leave_one_out_table(X, y)
     held_out = held_out_table(X, y, folds, seed)
     table = loo.join(held_out).rename(
-        columns={"log_loss": f"log_loss_{folds}fold", "accuracy": f"accuracy_{folds}fold"}
+        columns={
+            "log_loss": f"log_loss_{folds}fold",
+            "log_loss_se": f"log_loss_{folds}fold_se",
+            "accuracy": f"accuracy_{folds}fold",
+        }
     )
     print(
         "\nExact leave-one-out (elpd_loo: sum of log p(y_i | x_i, data without row i); "
