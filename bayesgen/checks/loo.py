@@ -183,7 +183,7 @@ def leave_one_out(est, *, method: str = "auto") -> LeaveOneOut:
         raise ValueError(f"method: expected one of {list(METHODS)}; got {method!r}.")
     est.check_fitted()
     X, y_codes = est.training_rows()
-    if "sample_weight" in est.idata_["constant_data"].data_vars:
+    if est.training_weights() is not None:
         # Row i stands for w_i rows: neither leaving it out whole nor the unweighted
         # log_likelihood rows that PSIS reweights by answer "one row left out".
         raise ValueError(

@@ -15,6 +15,7 @@ import numpy as np
 import xarray as xr
 
 from bayesgen.inference import observed, simulation
+from bayesgen.inference.conjugate import Lazy
 from bayesgen.input.labels import check_labels
 from bayesgen.input.params import random_generator
 
@@ -103,14 +104,15 @@ class GenerativeWorkflow:
             without the group.
         """
         self.check_fitted()
-        if "observed_data" not in self.idata_.children and "dask_chunks" in self.closed_form_.attrs:
+        tree = self._rows_tree()
+        if "observed_data" not in tree.children and "dask_chunks" in self.closed_form_.attrs:
             raise ValueError(
                 "training_rows: this model was fitted on dask input "
                 f"({self.closed_form_.attrs['dask_chunks']} chunks), which is out of core: only "
                 "the chunks' sufficient statistics were gathered, no rows. fit(X, y) on "
                 "in-memory rows keeps them for predictive checks and leave-one-out."
             )
-        if "observed_data" not in self.idata_.children and self.closed_form_.attrs.get(
+        if "observed_data" not in tree.children and self.closed_form_.attrs.get(
             "partial_fit_calls"
         ):
             raise ValueError(
@@ -118,7 +120,30 @@ class GenerativeWorkflow:
                 "rows (only their sufficient statistics); fit(X, y) on all the rows keeps them "
                 "for predictive checks and leave-one-out."
             )
-        return observed.training_rows(self.idata_)
+        return observed.training_rows(tree)
+
+    def training_weights(self) -> np.ndarray | None:
+        """The weights of the training rows (:meth:`training_rows`) where any differs from
+        1 (``constant_data["sample_weight"]``), else None."""
+        self.check_fitted()
+        tree = self._rows_tree()
+        if "constant_data" not in tree.children:
+            return None
+        weights = tree["constant_data"].to_dataset().get("sample_weight")
+        return None if weights is None else weights.values
+
+    def _rows_tree(self) -> xr.DataTree:
+        """A tree holding the training rows: ``idata_``, or, for a conjugate fit that has not
+        drawn its posterior yet, the rows it kept at fit (leave-one-out and simulation need
+        the rows, not thousands of draws of every parameter)."""
+        held = self.__dict__.get("_idata")
+        exact = self.__dict__.get("posterior_")
+        kept = getattr(exact, "observed", None)
+        if isinstance(held, Lazy) and held.made is None and kept is not None:
+            tree = xr.DataTree()
+            observed.add_training_data(tree, kept)
+            return tree
+        return self.idata_
 
     def sample_posterior_predictive(
         self, random_seed=None, *, draws: int | None = None, keep_rows: bool = True
