@@ -30,6 +30,8 @@ import scipy.sparse as sp
 ENCODINGS = ("numeric", "categorical", "text")
 #: The CountVectorizer parameters a model file can store (plain values only).
 _VECTORIZER_VALUES = (str, int, float, bool, type(None), tuple, list)
+#: Mean below which whole numbers ≥ 0 without a 0 are taken as counts by ``blocks="auto"``.
+AUTO_MAX_COUNT_MEAN = 10.0
 #: Distinct string values up to which ``blocks="auto"`` calls a column categorical, not text.
 AUTO_MAX_CATEGORIES = 50
 
@@ -319,11 +321,15 @@ def _codes(values, categories: list, block: str, column) -> np.ndarray:
     unknown = np.flatnonzero(codes < 0)
     if unknown.size:
         value = series.iloc[unknown[0]]
-        what = "a missing value" if pd.isna(value) else f"the category {value!r}"
+        if pd.isna(value):
+            raise ValueError(
+                f"X: column {column!r} of block {block!r} has a missing value at row "
+                f"{unknown[0]} ({unknown.size} in all); drop or fill those rows first."
+            )
         raise ValueError(
-            f"X: column {column!r} of block {block!r} has {what} at row {unknown[0]}, which "
-            f"the fit did not have (its categories: {categories[:20]}). Give the column a "
-            "pandas Categorical dtype with every category before fitting."
+            f"X: column {column!r} of block {block!r} has the category {value!r} at row "
+            f"{unknown[0]}, which the fit did not have (its categories: {categories[:20]}). "
+            "Give the column a pandas Categorical dtype with every category before fitting."
         )
     return codes
 
@@ -381,7 +387,9 @@ def propose_encoding(values) -> tuple[str, str, str]:
     * pandas ``category``, or strings with at most :data:`AUTO_MAX_CATEGORIES` distinct values
       and no spaces in most → ``categorical``;
     * other strings → ``multinomial`` text (one block per text column);
-    * whole numbers ≥ 0 → ``poisson`` (counts);
+    * whole numbers ≥ 0 with a 0 among them or a mean below :data:`AUTO_MAX_COUNT_MEAN`
+      → ``poisson`` (counts); whole-number measurements far from 0 (a length in mm, a mass
+      in g) are not counts;
     * other numbers → ``gaussian``.
 
     Examples
@@ -403,8 +411,13 @@ def propose_encoding(values) -> tuple[str, str, str]:
         present = series.dropna().to_numpy(dtype=np.float64)
         if present.size and np.isin(present, (0.0, 1.0)).all():
             return "bernoulli", "numeric", "only 0 and 1"
-        if present.size and (present >= 0).all() and (present == np.round(present)).all():
-            return "poisson", "numeric", "whole numbers >= 0 (counts)"
+        whole = present.size and (present >= 0).all() and (present == np.round(present)).all()
+        # Measurements in whole units (mm, g) are whole numbers too, far from 0 and spread
+        # far wider or narrower than a Poisson: a count column holds a 0 or small numbers.
+        if whole and (present.min() == 0 or present.mean() < AUTO_MAX_COUNT_MEAN):
+            return "poisson", "numeric", "counts: whole numbers >= 0 with a 0 or a small mean"
+        if whole:
+            return "gaussian", "numeric", "whole-number measurements (no 0, mean >= 10)"
         return "gaussian", "numeric", "real numbers"
     present = series.dropna()
     texts = present.astype(str)
@@ -417,6 +430,7 @@ def propose_encoding(values) -> tuple[str, str, str]:
 
 __all__ = [
     "AUTO_MAX_CATEGORIES",
+    "AUTO_MAX_COUNT_MEAN",
     "ENCODINGS",
     "BlockColumns",
     "ColumnLayout",
