@@ -124,3 +124,33 @@ def test_evidence_is_the_blocks_evidences_with_the_class_term_once(penguins, mix
 
     expected = evidence(measurements) + evidence(categories) - class_term
     assert evidence(mixed) == pytest.approx(expected, rel=1e-12)
+
+
+# --------------------------------------------------------------------------------------------
+# blocks="auto" on them.
+
+
+def test_auto_plan_takes_the_whole_number_measurements_as_gaussian_not_counts(penguins):
+    X, _ = penguins
+    plan = bayesgen.NaiveBayes().plan(X)
+    # Flipper length (mm) and body mass (g) are whole numbers, but no counts: no 0, means of
+    # about 200 and 4,200, variances far from their means.
+    assert dict(zip(plan["column"], plan["model"], strict=True)) == {
+        "island": "categorical",
+        "sex": "categorical",
+        "bill_length_mm": "gaussian",
+        "bill_depth_mm": "gaussian",
+        "flipper_length_mm": "gaussian",
+        "body_mass_g": "gaussian",
+    }
+
+
+def test_auto_model_is_the_categorical_block_beside_the_gaussian_block(penguins):
+    X, y = penguins
+    auto = bayesgen.NaiveBayes(**OPTIONS).fit(X, y)
+    declared = bayesgen.NaiveBayes(
+        [("where", "categorical", CATEGORIES), ("size", "gaussian", MEASUREMENTS)], **OPTIONS
+    ).fit(X, y)
+    assert auto.model_.log_evidence(auto.closed_form_) == pytest.approx(
+        declared.model_.log_evidence(declared.closed_form_), rel=1e-12
+    )
