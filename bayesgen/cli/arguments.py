@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import math
 
+from bayesgen.estimators.mixed import BLOCK_ESTIMATORS
 from bayesgen.maths.dirichlet import is_concentration
 from bayesgen.maths.normal_inverse_gamma import NormalInverseGamma
 
@@ -172,6 +173,87 @@ def _named_numbers(text: str, rules: dict, expected: str) -> dict[str, float]:
                 f"expected {expected}; got {text!r}: {name} must be {says}, not {value!r}"
             ) from None
     return fields
+
+
+#: What ``--blocks`` takes, for its help and error messages.
+BLOCKS_EXPECTED = (
+    "'auto' or blocks separated by ';', each NAME=MODEL:COLUMN[,COLUMN...] (NAME= may be left "
+    f"out: the model's name), MODEL one of {', '.join(BLOCK_ESTIMATORS)}"
+)
+
+
+def block_spec(text: str) -> str | list[tuple[str, str, list[str]]]:
+    """``--blocks`` (mixed): "auto", or the blocks of :class:`~bayesgen.NaiveBayes` as
+    ``NAME=MODEL:COLUMN,COLUMN;NAME=MODEL:COLUMN``: each block a name (left out with its
+    ``=``: the model's name), a model of
+    :data:`~bayesgen.estimators.mixed.BLOCK_ESTIMATORS` and its columns; every name and
+    every column once (a column in two blocks would count its evidence twice). A name or
+    column holding ``;``, ``:``, ``,`` or ``=`` cannot be written here. Whether the columns
+    are in the data is checked at fit.
+
+    Examples
+    --------
+    >>> block_spec("size=gaussian:length, depth; categorical:island")
+    [('size', 'gaussian', ['length', 'depth']), ('categorical', 'categorical', ['island'])]
+    """
+    if text.strip() == "auto":
+        return "auto"
+    blocks: list[tuple[str, str, list[str]]] = []
+    placed: dict[str, str] = {}  # column -> its block
+    parts = [part.strip() for part in text.split(";") if part.strip()]
+    if not parts:
+        raise argparse.ArgumentTypeError(f"expected {BLOCKS_EXPECTED}; got {text!r}")
+    for part in parts:
+        head, colon, listed = (piece.strip() for piece in part.partition(":"))
+        name, equals, model = (piece.strip() for piece in head.rpartition("="))
+        name = name if equals else model
+        columns = [column.strip() for column in listed.split(",")]
+        problem = None
+        if not colon or not model:
+            problem = "is not NAME=MODEL:COLUMN,..."
+        elif model not in BLOCK_ESTIMATORS:
+            problem = f"has model {model!r}, not one of {', '.join(BLOCK_ESTIMATORS)}"
+        elif not name:
+            problem = "has an empty NAME"
+        elif any(block[0] == name for block in blocks):
+            problem = f"reuses the block name {name!r}: give each block its own NAME="
+        elif not all(columns):
+            problem = "names no column (or an empty one) after its ':'"
+        else:
+            again = [c for c in columns if c in placed or columns.count(c) > 1]
+            if again:
+                first = placed.get(again[0], name)
+                problem = f"names column {again[0]!r} again (it is in block {first!r})"
+        if problem:
+            raise argparse.ArgumentTypeError(
+                f"block {part!r} {problem}; expected {BLOCKS_EXPECTED}"
+            )
+        placed.update(dict.fromkeys(columns, name))
+        blocks.append((name, model, columns))
+    return blocks
+
+
+def column_models(text: str) -> dict[str, str]:
+    """``--override`` (mixed): ``COLUMN=MODEL`` pairs separated by commas, each model one of
+    :data:`~bayesgen.estimators.mixed.BLOCK_ESTIMATORS`, for ``auto_blocks(X, overrides=...)``.
+
+    Examples
+    --------
+    >>> column_models("eggs=categorical, flag=bernoulli")
+    {'eggs': 'categorical', 'flag': 'bernoulli'}
+    """
+    expected = f"COLUMN=MODEL[,COLUMN=MODEL...], MODEL one of {', '.join(BLOCK_ESTIMATORS)}"
+    models: dict[str, str] = {}
+    for part in text.split(","):
+        column, equals, model = (piece.strip() for piece in part.rpartition("="))
+        if not equals or not column or model not in BLOCK_ESTIMATORS:
+            raise argparse.ArgumentTypeError(
+                f"expected {expected}; got {text!r}: {part.strip()!r} is not COLUMN=MODEL"
+            )
+        if column in models:
+            raise argparse.ArgumentTypeError(f"expected {expected}; got {text!r}: {column} twice")
+        models[column] = model
+    return models
 
 
 def finite_float(text: str) -> float:

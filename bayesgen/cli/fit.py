@@ -1,6 +1,7 @@
 """``bayesgen fit MODEL DATA``: its options, and the fit that turns them into a saved model.
 
-The command line names a model (``multinomial``, ``gda``, …); this module turns the name into
+The command line names a model (``multinomial``, ``gda``, …, or ``mixed`` for
+:class:`~bayesgen.NaiveBayes` over a table's mixed columns); this module turns the name into
 the estimator class, refuses the options that the model does not take, and fits and saves it.
 """
 
@@ -12,10 +13,14 @@ from pathlib import Path
 from textwrap import dedent
 
 import numpy as np
+import pandas as pd
 
 import bayesgen.estimators as estimator_classes
 from bayesgen.cli.arguments import (
+    BLOCKS_EXPECTED,
     HelpFormatter,
+    block_spec,
+    column_models,
     feature_smoothing,
     finite_float,
     gamma_prior,
@@ -32,6 +37,7 @@ from bayesgen.cli.tables import (
     feature_matrix,
     read_data,
 )
+from bayesgen.estimators.mixed import BLOCK_ESTIMATORS, NaiveBayes, auto_blocks
 from bayesgen.families import FAMILIES
 from bayesgen.input import files as io
 from bayesgen.maths.normal_inverse_gamma import NormalInverseGamma
@@ -76,7 +82,17 @@ def add_fit_command(commands) -> None:
             target). Options that the chosen model does not take are refused: --alpha and
             --prior-mean are for the naive Bayes models (multinomial, bernoulli,
             categorical), --binarize for bernoulli, --cov-prior for gda, --prior for
-            gaussian, --rate-prior for poisson, --tune for --inference nuts."""
+            gaussian, --rate-prior for poisson, --tune for --inference nuts.
+
+            mixed fits one naive Bayes over columns of several kinds (NaiveBayes): a block
+            of columns per model, by default the blocks proposed from each column's values
+            (numbers gaussian, counts poisson, 0/1 bernoulli, strings of few distinct
+            values categorical, other strings a multinomial text block each). --plan shows
+            them without fitting, --override changes a column's model, --blocks gives
+            them all, e.g.
+              --blocks "size=gaussian:length,depth; where=categorical:island;
+                        notes=multinomial:notes"
+            (one column of strings in a multinomial or bernoulli block is raw text)."""
         ),
     )
     fit.add_argument("model", choices=sorted(ESTIMATORS), help="which classifier")
@@ -138,6 +154,27 @@ def add_fit_command(commands) -> None:
         "shape / rate); or 'evidence' where the model can choose it by the evidence",
     )
     fit.add_argument(
+        "--blocks",
+        type=block_spec,
+        default=None,
+        help=f"the blocks of columns (mixed; default auto, over --features or every column "
+        f"but the target): {BLOCKS_EXPECTED}",
+    )
+    fit.add_argument(
+        "--override",
+        type=column_models,
+        action="append",
+        default=None,
+        metavar="COLUMN=MODEL",
+        help="a model for a column instead of the one auto proposes (mixed), e.g. "
+        "eggs=categorical; repeat it, or separate pairs by commas",
+    )
+    fit.add_argument(
+        "--plan",
+        action="store_true",
+        help="print each column's block, model, encoding and why, and exit without fitting (mixed)",
+    )
+    fit.add_argument(
         "--inference",
         choices=["nuts", "conjugate"],
         default="nuts",
@@ -192,30 +229,30 @@ def _run_fit(args: argparse.Namespace) -> int:
     estimator_class = ESTIMATORS[args.model]
     names_taken = estimator_class().get_params(deep=False)
     _check_model_options(args, names_taken)
+    if args.plan:
+        table = read_data(args, args.data)
+        plan = _mixed_plan(table, args)
+        print(plan.to_string(index=False))
+        return 0
     output = Path(args.output or Path("models") / f"{Path(args.data).stem}-{args.model}.nc")
     io.check_output_path(output, argument="--output")  # before a fit that may take minutes
     if output.suffix != ".nc":
         raise ValueError(f"--output: expected a .nc file name; got {str(output)!r}.")
     table = read_data(args, args.data)
     y = class_labels(table, args.target, args.data)
+    options = _fit_options(args)
+    if estimator_class is NaiveBayes:
+        X, blocks = _mixed_columns(table, args)
+        estimator = NaiveBayes(blocks, **options).fit(X, y)
+        estimator.save(output)
+        print(
+            f"saved {output} (NaiveBayes, {len(y)} rows, {len(estimator.classes_)} classes, "
+            f"{estimator.n_features_in_} columns in blocks {_block_models(estimator)})"
+        )
+        return 0
     # A set-of-words model takes presence (0/1) of each word, the others its count.
     binary = "binarize" in names_taken
     X, names = feature_matrix(table, args, exclude=args.target, binary=binary)
-    options = {
-        "inference": args.inference,
-        "random_seed": args.seed,
-        "dtype": args.dtype,
-        "compute_map": not args.no_map,
-        "progressbar": not args.quiet,
-        "class_alpha": args.class_alpha,
-    }
-    for name in ("draws", "tune", "chains"):  # left out: the estimator's default
-        if getattr(args, name) is not None:
-            options[name] = getattr(args, name)
-    for name in MODEL_OPTIONS.values():
-        value = getattr(args, name)
-        if value is not None:
-            options[name] = value
     if isinstance(options.get("alpha"), dict):
         options["alpha"] = per_class_alpha(options["alpha"], y, args.target)
     estimator = estimator_class(**options)
@@ -231,6 +268,121 @@ def _run_fit(args: argparse.Namespace) -> int:
         f"{len(estimator.classes_)} classes, {estimator.n_features_in_} features)"
     )
     return 0
+
+
+def _fit_options(args: argparse.Namespace) -> dict:
+    """The estimator's parameters that the options set (those left out take its defaults)."""
+    options = {
+        "inference": args.inference,
+        "random_seed": args.seed,
+        "dtype": args.dtype,
+        "compute_map": not args.no_map,
+        "progressbar": not args.quiet,
+        "class_alpha": args.class_alpha,
+    }
+    for name in ("draws", "tune", "chains"):  # left out: the estimator's default
+        if getattr(args, name) is not None:
+            options[name] = getattr(args, name)
+    for name in MODEL_OPTIONS.values():
+        value = getattr(args, name)
+        if value is not None:
+            options[name] = value
+    return options
+
+
+def _mixed_columns(table, args: argparse.Namespace):
+    """The columns a mixed model is fitted with, as read (strings stay strings: NaiveBayes
+    encodes them), and its blocks: those of --blocks (only their columns), or those auto
+    proposes for --features or every column but the target, as --override changes them."""
+    if args.text_column:
+        raise ValueError(
+            "--text-column does not apply to mixed: a column of text gets a multinomial block "
+            "of its own (--plan shows it), or name it in --blocks, as in notes=multinomial:notes."
+        )
+    if args.blocks not in (None, "auto"):
+        if args.features is not None:
+            raise ValueError("--features: with --blocks, the blocks name the columns; pass one.")
+        if args.override:
+            raise ValueError(
+                "--override: it changes the auto blocks; with --blocks, change the block."
+            )
+        given = {column for _, _, columns in args.blocks for column in columns}
+        missing = [column for column in sorted(given) if column not in table.columns]
+        if missing:
+            raise ValueError(
+                f"--blocks: columns {missing} are not in the data; columns are "
+                f"{list(table.columns)[:10]}."
+            )
+        if args.target in given:
+            raise ValueError(f"--blocks: {args.target!r} is the --target column.")
+        # In the table's order, and only the columns the blocks use: predict needs no other.
+        X = table[[column for column in table.columns if column in given]]
+        return X, [_mixed_block(table, *block) for block in args.blocks]
+    X = _auto_columns(table, args)
+    overrides = {}
+    for pairs in args.override or ():
+        again = sorted(set(overrides) & set(pairs))
+        if again:
+            raise ValueError(f"--override: column {again[0]!r} is given twice.")
+        overrides.update(pairs)
+    missing = [column for column in overrides if column not in X.columns]
+    if missing:
+        raise ValueError(
+            f"--override: columns {missing} are not among the feature columns "
+            f"{list(X.columns)[:10]}."
+        )
+    return X, auto_blocks(X, overrides=overrides) if overrides else "auto"
+
+
+def _auto_columns(table, args: argparse.Namespace):
+    """--features, or every column but the target, as read."""
+    if args.features is None:
+        columns = [column for column in table.columns if column != args.target]
+        if not columns:
+            raise ValueError("data: no feature columns besides the --target column.")
+        return table[columns]
+    columns = [column.strip() for column in args.features.split(",") if column.strip()]
+    repeated = sorted({column for column in columns if columns.count(column) > 1})
+    missing = [column for column in columns if column not in table.columns]
+    if not columns or repeated or missing:
+        problem = f"{repeated} repeated" if repeated else f"{missing} not in the data"
+        raise ValueError(
+            f"--features: expected comma-separated column names, each once; got "
+            f"{args.features!r}{': ' + problem if columns else ''}."
+        )
+    if args.target in columns:
+        raise ValueError(f"--features: {args.target!r} is the --target column.")
+    return table[columns]
+
+
+def _mixed_block(table, name: str, model: str, columns: list[str]) -> tuple:
+    """A block of --blocks for NaiveBayes: one column of strings in a multinomial or
+    bernoulli block is given as its name alone, which makes it a text block."""
+    if model in ("multinomial", "bernoulli") and len(columns) == 1:
+        (column,) = columns
+        if not pd.api.types.is_numeric_dtype(table[column].dtype):
+            return (name, model, column)
+    return (name, model, columns)
+
+
+def _mixed_plan(table, args: argparse.Namespace) -> pd.DataFrame:
+    """``NaiveBayes(blocks).plan(X)`` for the blocks of the options; a column that
+    --override moved says so, the others keep auto's reason."""
+    X, blocks = _mixed_columns(table, args)
+    plan = NaiveBayes(blocks).plan(X)
+    if args.blocks in (None, "auto") and not isinstance(blocks, str):
+        reasons = NaiveBayes().plan(X).set_index("column")["reason"]
+        overridden = {column for pairs in args.override for column in pairs}
+        plan["reason"] = [
+            "--override" if column in overridden else reasons[column] for column in plan["column"]
+        ]
+    return plan
+
+
+def _block_models(estimator: NaiveBayes) -> str:
+    """Each fitted block of a mixed model with its model's command-line name."""
+    names = {cls: name for name, cls in BLOCK_ESTIMATORS.items()}
+    return ", ".join(f"{name} ({names[type(model)]})" for name, model, _ in estimator.blocks_)
 
 
 def _check_model_options(args: argparse.Namespace, names_taken) -> None:
@@ -254,6 +406,9 @@ def _check_model_options(args: argparse.Namespace, names_taken) -> None:
         refused.append(("--class-alpha evidence", args.model, models_taking("--alpha", "alpha")))
     if args.tune is not None and args.inference == "conjugate":
         refused.append(("--tune", "--inference conjugate", "--inference nuts"))
+    if estimator_class is not NaiveBayes:
+        given = {"--blocks": args.blocks, "--override": args.override, "--plan": args.plan}
+        refused += [(option, args.model, "mixed") for option, value in given.items() if value]
     if refused:
         (option, target, takers), *others = refused
         nor = "".join(f"; nor does {other[0]} apply to {other[1]}" for other in others)
