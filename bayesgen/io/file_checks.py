@@ -297,8 +297,8 @@ def check_groups_together(tree: xr.DataTree) -> None:
 def check_recomputed(estimator, closed_form: xr.Dataset) -> None:
     """The closed-form estimates equal those that the file's statistics give.
 
-    Recomputed by the estimator's own code at the λ and a the fit used (those chosen by the
-    evidence are in the closed form's attrs), so that a class count changed beside an
+    Recomputed by the estimator's own code at the λ, a and prior the fit used (those chosen
+    by the evidence are in the closed form's attrs), so that a class count changed beside an
     unchanged ``class_prob`` (or any estimate changed beside its counts) is refused.
 
     Under a hyperprior on λ (``alpha_prior``) ``feature_prob``, θ's mean over λ, is the one
@@ -330,6 +330,10 @@ def check_recomputed(estimator, closed_form: xr.Dataset) -> None:
         value = getattr(estimator, key, None)
         if isinstance(value, str) and value in (EVIDENCE, EVIDENCE_PER_CLASS):
             resolved[key] = closed_form.attrs[key]  # as the evidence chose it at fit
+    params = estimator.get_params(deep=False)
+    if any(isinstance(value, str) and value == EVIDENCE for value in params.values()):
+        # A prior the evidence chose (GaussianNB's, PoissonNB's): as fitted, not searched again.
+        resolved |= model_family.fitted_prior(closed_form, params)
     skipped = set(model_family.statistics)
     if getattr(estimator, "alpha_prior", None) is not None:
         resolved["alpha_prior"] = None  # see the docstring: the mixture over λ is not redone
