@@ -12,7 +12,6 @@ import pandas as pd
 from bayesgen.cli.arguments import HelpFormatter, probability
 from bayesgen.cli.tables import add_table_options, feature_matrix, read_data
 from bayesgen.estimators.loading import load
-from bayesgen.estimators.mixed import NaiveBayes
 from bayesgen.input import files as io
 
 #: How ``predict`` writes probabilities: 6 significant digits.
@@ -59,10 +58,7 @@ def _run_predict(args: argparse.Namespace) -> int:
     estimator = load(args.model_file)
     table = read_data(args, args.data)
     ids = _row_ids(table, args.id_column)
-    if isinstance(estimator, NaiveBayes):
-        X = _mixed_columns(table, args, estimator)
-    else:
-        X, _ = feature_matrix(table, args, exclude=None, estimator=estimator)
+    X, _ = feature_matrix(table, args, exclude=None, estimator=estimator)
     mean = estimator.predict_proba(X)
     lower, upper = estimator.predict_proba_interval(X, prob=args.prob)
     columns = {ids.name: ids.to_numpy(), "predicted": estimator.classes_[np.argmax(mean, axis=1)]}
@@ -83,27 +79,6 @@ def _run_predict(args: argparse.Namespace) -> int:
     else:
         io.escape_formulas(frame).to_csv(sys.stdout, index=False, float_format=_FLOAT_FORMAT)
     return 0
-
-
-def _mixed_columns(table, args: argparse.Namespace, estimator: NaiveBayes):
-    """The columns a mixed model was fitted with, as read: it encodes strings, categories and
-    texts itself, as it did at fit."""
-    if getattr(estimator, "feature_names_in_", None) is None:
-        raise ValueError(
-            "data: this mixed model was fitted on column positions, not names; predict with "
-            "it in Python (bayesgen.load(...).predict_proba(X))."
-        )
-    for option, value in (("--features", args.features), ("--text-column", args.text_column)):
-        if value is not None:
-            raise ValueError(
-                f"{option}: a mixed model reads the columns it was fitted with "
-                f"({', '.join(map(str, estimator.feature_names_in_[:10]))}); leave it out."
-            )
-    columns = [str(column) for column in estimator.feature_names_in_]
-    missing = [column for column in columns if column not in table.columns]
-    if missing:
-        raise ValueError(f"data: the model needs columns {missing[:10]}.")
-    return table[columns]
 
 
 def _row_ids(table, id_column: str | None):

@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 from sklearn.feature_extraction.text import CountVectorizer
 
+from bayesgen.estimators.mixed import NaiveBayes
 from bayesgen.input.datasets import read_table
 
 #: closed_form attrs of a model fitted by ``bayesgen fit --text-column``.
@@ -99,6 +100,8 @@ def feature_matrix(table, args, *, exclude, binary: bool = False, estimator=None
     Returns the matrix and the feature names to fit with (None when the table's own column
     names serve).
     """
+    if isinstance(estimator, NaiveBayes):
+        return _mixed_columns(table, args, estimator), None
     fitted_column = estimator.closed_form_.attrs.get(TEXT_COLUMN) if estimator else None
     if args.text_column and args.features:
         raise ValueError("--text-column and --features: pass one of them, not both.")
@@ -199,3 +202,24 @@ def _first_word(series) -> str:
 
 def _is_numeric(series) -> bool:
     return pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series)
+
+
+def _mixed_columns(table, args: argparse.Namespace, estimator: NaiveBayes):
+    """The columns a mixed model was fitted with, as read: it encodes strings, categories and
+    texts itself, as it did at fit."""
+    if getattr(estimator, "feature_names_in_", None) is None:
+        raise ValueError(
+            "data: this mixed model was fitted on column positions, not names; predict with "
+            "it in Python (bayesgen.load(...).predict_proba(X))."
+        )
+    for option, value in (("--features", args.features), ("--text-column", args.text_column)):
+        if value is not None:
+            raise ValueError(
+                f"{option}: a mixed model reads the columns it was fitted with "
+                f"({', '.join(map(str, estimator.feature_names_in_[:10]))}); leave it out."
+            )
+    columns = [str(column) for column in estimator.feature_names_in_]
+    missing = [column for column in columns if column not in table.columns]
+    if missing:
+        raise ValueError(f"data: the model needs columns {missing[:10]}.")
+    return table[columns]
