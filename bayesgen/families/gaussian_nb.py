@@ -95,7 +95,7 @@ class GaussianNaiveBayesFamily(Family):
             "black curve outside the blue ones means a prior (mean, κ₀) strong enough to pull the "
             "class means."
         ),
-        report_plots=("mu_pair",),
+        report_plots=("mu_pair", "feature_densities"),
         linear_boundaries=False,
     )
 

@@ -151,6 +151,7 @@ class PoissonFamily(Family):
             "(overdispersion) show as a black curve wider than the blue ones, and more zeros "
             "than a Poisson gives (zero inflation) as one to their right."
         ),
+        report_plots=("feature_densities",),
     )
 
     # -- statistics and closed forms ------------------------------------------------------

@@ -44,8 +44,10 @@ class Presentation:
         says it.
     report_plots : tuple of str
         The block's own plots in the HTML report, by name (the keys of
-        :data:`bayesgen.plotting.model_sections.SECTIONS`: "mu_pair", "decision_boundary");
-        none by default.
+        :data:`bayesgen.plotting.model_sections.SECTIONS`: "mu_pair", "decision_boundary",
+        "feature_densities"); none by default. In a mixed model's report, a block's section
+        draws those of them that can be drawn from the block alone (the keys of
+        :data:`bayesgen.plotting.model_sections.BLOCK_SECTIONS`), else its top parameters.
     linear_boundaries : bool
         Whether the classes' boundaries are linear in x (default True), so that the
         decision-boundary plot can draw them.

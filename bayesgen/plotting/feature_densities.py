@@ -48,6 +48,7 @@ __all__ = [
     "density_kind",
     "plot_block_feature_densities",
     "plot_feature_densities",
+    "training_rows_or_none",
 ]
 
 #: Points of the x grid of a continuous feature.
@@ -245,7 +246,7 @@ def plot_feature_densities(
     ['predictive:a', 'predictive:b']
     """
     est.check_fitted()
-    X_rows, y_codes = _training_rows(est)
+    X_rows, y_codes = training_rows_or_none(est)
     return plot_block_feature_densities(
         est.model_,
         est.closed_form_,
@@ -360,7 +361,9 @@ def plot_block_feature_densities(
         ax.set_ylabel("probability" if kind.discrete else "density")
     for ax in axes.flat[len(chosen) :]:
         ax.set_visible(False)
-    _legend(figure, kind, classes[:n_classes], prob, thinned.sizes["sample"], X_rows is not None)
+    _legend(
+        figure, kind, classes[:n_classes], prob, thinned.sizes["sample"], X_rows is not None, n_cols
+    )
     if len(classes) > n_classes:
         shown = ", ".join(str(label) for label in classes[:n_classes])
         figure.suptitle(
@@ -370,7 +373,7 @@ def plot_block_feature_densities(
     return figure
 
 
-def _training_rows(est):
+def training_rows_or_none(est):
     """``est.training_rows()``, or (None, None) for a fit that kept none."""
     if "observed_data" not in est.idata_.children:
         return None, None
@@ -458,7 +461,12 @@ def _draw_band(ax, kind: DensityKind, grid, low, high, color, label) -> None:
         ax.fill_between(grid, low, high, color=color, alpha=0.3, lw=0, gid=f"band:{label}")
 
 
-def _legend(figure, kind: DensityKind, classes, prob: float, n_draws: int, rows: bool) -> None:
+def _legend(
+    figure, kind: DensityKind, classes, prob: float, n_draws: int, rows: bool, n_panels: int
+) -> None:
+    """The classes' colours and what the line, band and histogram are, below the panels: in
+    as many columns as the ``n_panels`` panels of a row leave room for (the band's label is
+    as wide as a panel)."""
     handles = [Patch(color=f"C{k}", label=mpl_text(label)) for k, label in enumerate(classes)]
     handles.append(Line2D([], [], color="0.2", label=f"exact predictive ({kind.predictive_name})"))
     handles.append(
@@ -470,4 +478,5 @@ def _legend(figure, kind: DensityKind, classes, prob: float, n_draws: int, rows:
     )
     if rows:
         handles.append(Patch(color="0.2", alpha=0.18, label="training rows of the class"))
-    figure.legend(handles=handles, loc="outside lower center", ncols=min(len(handles), 4))
+    columns = {1: 1, 2: 2}.get(n_panels, 4)
+    figure.legend(handles=handles, loc="outside lower center", ncols=min(len(handles), columns))

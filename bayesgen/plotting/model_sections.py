@@ -3,16 +3,36 @@ model declares (:attr:`bayesgen.families.base.Family.report_plots`).
 
 A model says *which* of its plots the report shows; this module knows how to draw each and what
 its caption says, so the model layer never imports plotting code.
+
+A model of several blocks (a mixed model, :class:`bayesgen.families.mixed.MixedFamily`: one
+with a ``blocks(estimates)`` method) gets a section per block, drawn from the block's own
+pieces (:func:`block_sections`): the plots the block's model names that can be drawn from a
+block alone (:data:`BLOCK_SECTIONS`), else the block's top parameters.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
+import xarray as xr
+
+from bayesgen.families.block_layout import block_posterior
 from bayesgen.plotting import feature_densities, plots
 
-__all__ = ["SECTIONS", "ReportSection", "model_sections"]
+if TYPE_CHECKING:
+    from bayesgen.families.base import Family
+
+__all__ = [
+    "BLOCK_SECTIONS",
+    "SECTIONS",
+    "BlockPieces",
+    "ReportSection",
+    "block_sections",
+    "fitted_blocks",
+    "model_sections",
+]
 
 
 @dataclass(frozen=True)
@@ -87,28 +107,32 @@ def _feature_densities(est, X_test, y_test) -> Iterator[Section]:
         return
     n = min(DENSITY_FEATURES, est.n_features_in_)
     shown = f"the {n} features the model ranks first ({est.model_.top_parameter_caption})"
-    if "observed_data" in est.idata_.children:
-        rows = "the histogram of the class's training rows, "
+    rows = "observed_data" in est.idata_.children
+    yield (
+        ReportSection(title, _densities_caption(kind, shown, rows), "feature_densities.png"),
+        lambda: feature_densities.plot_feature_densities(
+            est, max_features=DENSITY_FEATURES, prob=DENSITY_PROB
+        ),
+    )
+
+
+def _densities_caption(kind: feature_densities.DensityKind, shown: str, rows: bool) -> str:
+    """The caption of a feature-densities plot of ``shown`` (the features, as a phrase)."""
+    if rows:
+        histogram = "the histogram of the class's training rows, "
         misfit = (
             " A histogram that leaves the band and the line alike is a feature the "
             f"{kind.name} model does not fit."
         )
     else:
-        rows, misfit = "", " No histograms: this fit keeps no training rows."
-    yield (
-        ReportSection(
-            title,
-            f"For {shown}, per class (colour): {rows}the exact posterior predictive "
-            f"({kind.predictive_name}, line) and a band holding, at each x, the plug-in "
-            f"density {kind.plug_in_name} of {DENSITY_PROB * 100:g} % of the posterior draws "
-            f"(at most {feature_densities.MAX_DRAWS}, evenly spaced). The band shows how "
-            "uncertain the class's density is; the predictive integrates that uncertainty "
-            f"out, so with few rows its tails are heavier than the band's.{misfit}",
-            "feature_densities.png",
-        ),
-        lambda: feature_densities.plot_feature_densities(
-            est, max_features=DENSITY_FEATURES, prob=DENSITY_PROB
-        ),
+        histogram, misfit = "", " No histograms: this fit keeps no training rows."
+    return (
+        f"For {shown}, per class (colour): {histogram}the exact posterior predictive "
+        f"({kind.predictive_name}, line) and a band holding, at each x, the plug-in "
+        f"density {kind.plug_in_name} of {DENSITY_PROB * 100:g} % of the posterior draws "
+        f"(at most {feature_densities.MAX_DRAWS}, evenly spaced). The band shows how "
+        "uncertain the class's density is; the predictive integrates that uncertainty "
+        f"out, so with few rows its tails are heavier than the band's.{misfit}"
     )
 
 
@@ -120,8 +144,10 @@ SECTIONS: dict[str, Callable[..., Iterator[Section]]] = {
 }
 
 
-def model_sections(est, X_test, y_test) -> Iterator[Section]:
-    """The report sections of the plots ``est``'s model names, in its order.
+def model_sections(est, X_test, y_test, *, top_k: int = 10) -> Iterator[Section]:
+    """The report sections of the plots ``est``'s model names, in its order; then, for a
+    model of several blocks, each block's (:func:`block_sections`, ``top_k`` parameters per
+    class in a top-parameters plot).
 
     Raises
     ------
@@ -135,7 +161,7 @@ def model_sections(est, X_test, y_test) -> Iterator[Section]:
     >>> list(model_sections(est.fit([[1, 0], [0, 1]], [0, 1]), None, None))
     []
     """
-    for name in _plot_names(est):
+    for name in est.model_.report_plots:
         try:
             sections = SECTIONS[name]
         except KeyError:
@@ -144,16 +170,115 @@ def model_sections(est, X_test, y_test) -> Iterator[Section]:
                 f"{est.model_.name} names {name!r}."
             ) from None
         yield from sections(est, X_test, y_test)
+    blocks = fitted_blocks(est)
+    if blocks is not None:
+        yield from block_sections(est, blocks, top_k=top_k)
 
 
-def _plot_names(est) -> tuple[str, ...]:
-    """The names of the model's own plots: its ``report_plots``, and "feature_densities" for
-    a posterior of per-feature normals or Poisson rates that does not name it yet.
+# -- the blocks of a mixed model ---------------------------------------------------------------
 
-    The second rule is transitional: once GaussianNB's and PoissonNB's presentations name
-    "feature_densities" (the model chooses its plots), it adds nothing and can go.
+
+def fitted_blocks(est) -> list | None:
+    """The blocks of a fitted model of several blocks, in order (its model's
+    ``blocks(estimates)``: :meth:`bayesgen.families.mixed.MixedFamily.blocks`); None for a
+    model that is one block."""
+    blocks = getattr(est.model_, "blocks", None)
+    return None if blocks is None else blocks(est.closed_form_)
+
+
+@dataclass(frozen=True)
+class BlockPieces:
+    """What a block's plots are drawn from: its own model, closed form and posterior draws
+    (under their own names and dims, with the shared ``class_prob``), its columns of the
+    training rows (None: the fit kept none), and where its PNGs go.
+
+    It is also what :func:`bayesgen.plotting.plots.plot_top_features` reads of an estimator
+    (``model_``, ``closed_form_``, ``idata_``), so that plot draws a block as it draws a fit.
     """
-    names = tuple(est.model_.report_plots)
-    if "feature_densities" not in names and feature_densities.density_kind(est.idata_["posterior"]):
-        names += ("feature_densities",)
-    return names
+
+    name: str
+    model_: Family
+    closed_form_: xr.Dataset
+    idata_: xr.DataTree
+    X_rows: object
+    y_codes: object
+    classes_: object
+    file_stem: str
+
+    @property
+    def title(self) -> str:
+        return f"Block {self.name} ({self.model_.estimator})"
+
+
+def block_sections(est, blocks, *, top_k: int = 10) -> Iterator[Section]:
+    """One section per block of ``blocks`` (:func:`fitted_blocks`), titled with its name and
+    model: the plots its model names (``report_plots``) that :data:`BLOCK_SECTIONS` draws from
+    a block, or, where it names none of them, its top parameters
+    (:func:`~bayesgen.plotting.plots.plot_top_features` of the block alone)."""
+    X_rows, y_codes = feature_densities.training_rows_or_none(est)
+    posterior = est.idata_["posterior"].to_dataset()
+    for number, block in enumerate(blocks, start=1):
+        pieces = BlockPieces(
+            name=block.name,
+            model_=block.model,
+            closed_form_=block.estimates,
+            idata_=xr.DataTree.from_dict({"posterior": block_posterior(block.name, posterior)}),
+            X_rows=None if X_rows is None else block.rows(X_rows),
+            y_codes=y_codes,
+            classes_=est.classes_,
+            file_stem=f"block{number}",
+        )
+        own = [name for name in block.model.report_plots if name in BLOCK_SECTIONS]
+        if not own:
+            yield from _block_top_parameters(pieces, top_k)
+        for name in own:
+            yield from BLOCK_SECTIONS[name](pieces)
+
+
+def _block_top_parameters(block: BlockPieces, top_k: int) -> Iterator[Section]:
+    yield (
+        ReportSection(
+            block.title,
+            f"The block's {top_k} {block.model_.top_parameter_caption} of each class: dot = "
+            "posterior mean, thick bar = 50 % and thin bar = 94 % credible interval; "
+            "overlapping bars cannot be told apart by the data.",
+            f"{block.file_stem}_top_features.png",
+        ),
+        lambda: plots.plot_top_features(block, k=top_k),
+    )
+
+
+def _block_feature_densities(block: BlockPieces) -> Iterator[Section]:
+    kind = feature_densities.density_kind(block.idata_["posterior"])
+    if kind is None:  # a block naming the plot holds its variables; never skipped quietly
+        yield (ReportSection(block.title, "Not drawn: no per-feature posterior variables."), None)
+        return
+    feature_names = block.closed_form_["feature"].values
+    n = min(DENSITY_FEATURES, feature_names.size)
+    shown = f"the block's {n} features its model ranks first ({block.model_.top_parameter_caption})"
+    yield (
+        ReportSection(
+            block.title,
+            _densities_caption(kind, shown, block.X_rows is not None),
+            f"{block.file_stem}_feature_densities.png",
+        ),
+        lambda: feature_densities.plot_block_feature_densities(
+            block.model_,
+            block.closed_form_,
+            block.idata_["posterior"].to_dataset(),
+            block.X_rows,
+            block.y_codes,
+            block.classes_,
+            feature_names,
+            max_features=DENSITY_FEATURES,
+            prob=DENSITY_PROB,
+        ),
+    )
+
+
+#: The plots of :data:`SECTIONS` that a block of a mixed model can be drawn with from its own
+#: pieces (:class:`BlockPieces`); a block's other plots need a whole fit (the decision
+#: boundary predicts with every block) and are left out of its section.
+BLOCK_SECTIONS: dict[str, Callable[[BlockPieces], Iterator[Section]]] = {
+    "feature_densities": _block_feature_densities,
+}

@@ -27,7 +27,7 @@ from bayesgen.checks.loo import leave_one_out
 from bayesgen.input import files as io
 from bayesgen.plotting import plots
 from bayesgen.plotting import workflow as plots_workflow
-from bayesgen.plotting.model_sections import ReportSection, model_sections
+from bayesgen.plotting.model_sections import ReportSection, fitted_blocks, model_sections
 from bayesgen.plotting.report_html import REPORT_TITLE, index_html
 from bayesgen.plotting.selection import feature_label, subset
 
@@ -288,15 +288,19 @@ def _plan(est, X_test, y_test, *, max_features: int, top_k: int, proba=None):
             None,
         )
     what = model.top_parameter_caption
-    yield (
-        ReportSection(
-            "Top features",
-            f"The {top_k} {what} of each class: dot = posterior mean, thick bar = 50 % and thin "
-            "bar = 94 % credible interval; overlapping bars cannot be told apart by the data.",
-            "top_features.png",
-        ),
-        lambda: plots.plot_top_features(est, k=top_k),
-    )
+    if fitted_blocks(est) is None:
+        yield (
+            ReportSection(
+                "Top features",
+                f"The {top_k} {what} of each class: dot = posterior mean, thick bar = 50 % and "
+                "thin bar = 94 % credible interval; overlapping bars cannot be told apart by the "
+                "data.",
+                "top_features.png",
+            ),
+            lambda: plots.plot_top_features(est, k=top_k),
+        )
+    else:  # the blocks' parameters are not on one scale: each block's are in its section
+        yield (ReportSection("Top features", f"Not drawn for the whole model: {what}."), None)
     mean = model.mean_caption
     map_note = "and the MAP (green dash-dot)" if est.map_ is not None else "(MAP not computed)"
     yield (
@@ -323,7 +327,7 @@ def _plan(est, X_test, y_test, *, max_features: int, top_k: int, proba=None):
     else:
         yield (ReportSection("Prior and posterior", "Not drawn: the fit has no prior draws."), None)
     yield from _plan_workflow(est)
-    yield from model_sections(est, X_test, y_test)
+    yield from model_sections(est, X_test, y_test, top_k=top_k)
     yield from _plan_held_out(est, X_test, y_test, proba)
 
 
