@@ -94,7 +94,7 @@ class GaussianNB(GenerativeClassifier):
         and the three numbers κ₀ (how strongly the class means pool towards m₀), a₀ (how
         strongly each feature's class variances pool, worth 2 a₀ observations) and r (where
         they pool to: b₀ / a₀, the prior's harmonic-mean variance, is r s²_j) are those that
-        maximise the evidence Σ_kj log p(x_·j of class k | prior), one of each for all
+        maximise the evidence Σ_kj log p(column j of class k's rows | prior), one of each for all
         features (:func:`bayesgen.maths.prior_strength.normal_inverse_gamma_strength`).
         Many classes with close means give a large κ₀, classes far apart a small one. The
         search reads the statistics only, so ``partial_fit`` and Dask choose as one fit

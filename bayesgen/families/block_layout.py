@@ -145,7 +145,10 @@ def block_dataset(block: str, dataset: xr.Dataset) -> xr.Dataset:
 
 def block_posterior(block: str, posterior: xr.Dataset) -> xr.Dataset:
     """A block's variables out of a mixed model's posterior (or MAP point), under their own
-    names and dims, with the shared ``class_prob`` where the posterior has it."""
+    names and dims, with the shared ``class_prob`` where the posterior has it (a DataTree
+    node is read as its Dataset)."""
+    if isinstance(posterior, xr.DataTree):
+        posterior = posterior.to_dataset()
     prefix = scoped(block, "")
     names = [name for name in posterior.data_vars if name.startswith(prefix)]
     shared = [name for name in SHARED_VARIABLES if name in posterior.data_vars]

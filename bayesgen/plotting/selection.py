@@ -89,11 +89,12 @@ def subset(ds: xr.Dataset, selection: list, *, for_matplotlib: bool = True) -> x
             "category": xr.DataArray([c for _, c in selection], dims="cell"),
         }
         ds = ds.sel(cells).drop_vars(["feature", "category"]).rename(cell="feature")
-    else:
+    elif "feature" in ds.dims:  # a model's shared variables (class_prob) have none
         ds = ds.sel(feature=selection)
         if "feature2" in ds.dims:
             ds = ds.sel(feature2=selection).assign_coords(feature2=labels)
-    ds = ds.assign_coords(feature=labels)
+    if "feature" in ds.dims:
+        ds = ds.assign_coords(feature=labels)
     if for_matplotlib:
         ds = ds.assign_coords({"class": [escape(c) for c in ds["class"].values]})
     return ds
