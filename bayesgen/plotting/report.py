@@ -17,6 +17,7 @@ from pathlib import Path
 
 import arviz as az
 import matplotlib.pyplot as plt
+import numpy as np
 import pandas as pd
 import xarray as xr
 
@@ -195,7 +196,10 @@ def write_summary(est, path, *, max_features: int = 100) -> pd.DataFrame:
     """
     selection = plots.selected_features(est, max_features=max_features)
     posterior = subset(est.idata_["posterior"].to_dataset(), selection, for_matplotlib=False)
-    table = az.summary(xr.DataTree.from_dict({"posterior": posterior}), ci_prob=0.94)
+    # Cells constant in every draw (a mixed model's categorical padding, which the selection
+    # above leaves in a block's own dims) have no R-hat: NaN, without NumPy's warning.
+    with np.errstate(invalid="ignore", divide="ignore"):
+        table = az.summary(xr.DataTree.from_dict({"posterior": posterior}), ci_prob=0.94)
     io.write_csv(table, path)  # atomic, and names that look like formulas escaped
     return table
 
