@@ -458,3 +458,24 @@ def test_compare_models_ranks_the_mixed_model_by_its_exact_leave_one_out():
     expected = np.log(loo[np.arange(len(y)), codes]).sum()
     assert ranking.loc["mixed", "elpd_loo"] == pytest.approx(expected, rel=1e-12)
     assert set(ranking["method"]) == {"exact"}
+
+
+def test_every_block_model_name_is_an_estimator_whose_model_has_that_cli_name():
+    from bayesgen.estimators.mixed import BLOCK_ESTIMATORS
+    from bayesgen.input.columns import MODELS
+
+    assert tuple(BLOCK_ESTIMATORS) == MODELS
+    for name, estimator in BLOCK_ESTIMATORS.items():
+        assert estimator().model_.cli_name == name
+
+
+def test_the_mixed_family_fits_a_table_without_a_plan_by_the_auto_one():
+    from bayesgen.families import family
+
+    table, y = penguin_like()
+    stats = family("mixed_nb").fit(table, y)
+    assert [b.name for b in family("mixed_nb").blocks(stats)] == [
+        "gaussian",
+        "categorical",
+        "poisson",
+    ]

@@ -26,6 +26,7 @@ from bayesgen.families import family
 from bayesgen.families.block_layout import SEPARATOR
 from bayesgen.input import columns as table_columns
 from bayesgen.input import distributed
+from bayesgen.input.columns import auto_blocks, auto_plan, block_encoding
 from bayesgen.input.params import (
     INFERENCE_PARAMS_DOC,
     SMOOTHING,
@@ -52,81 +53,6 @@ BLOCK_ESTIMATORS = {
 _SHARED_PARAMS = ("class_alpha", "draws", "chains", "prior_draws", "dtype", "random_seed")
 #: Rows of a Dask X that blocks="auto" looks at to propose the blocks.
 _DASK_SAMPLE_ROWS = 1000
-#: Models whose one raw-text column a CountVectorizer turns into words.
-_TEXT_MODELS = ("multinomial", "bernoulli")
-
-
-def auto_blocks(X, overrides=None) -> list[tuple]:
-    """The blocks ``blocks="auto"`` proposes for a table: one per model, holding every column
-    that model suits (:func:`bayesgen.input.columns.propose_encoding`), and one per text
-    column, named after the column.
-
-    Parameters
-    ----------
-    X : DataFrame or array-like of shape (n_samples, n_columns)
-    overrides : mapping of column to model name, optional
-        A model for some columns instead of the proposed one (``{"year": "categorical"}``).
-
-    Returns
-    -------
-    list of tuple
-        ``(name, model, columns)`` per block, ready for ``NaiveBayes(blocks=...)``, to edit
-        or to pass as it is.
-
-    Examples
-    --------
-    >>> import pandas as pd
-    >>> from bayesgen.estimators.mixed import auto_blocks
-    >>> table = pd.DataFrame({"mass": [3.1, 4.2], "island": ["Dream", "Biscoe"], "eggs": [2, 0]})
-    >>> for block in auto_blocks(table):
-    ...     print(block)
-    ('gaussian', 'gaussian', ['mass'])
-    ('categorical', 'categorical', ['island'])
-    ('poisson', 'poisson', ['eggs'])
-    >>> auto_blocks(table, overrides={"eggs": "categorical"})[1]
-    ('categorical', 'categorical', ['island', 'eggs'])
-    """
-    plan = _auto_plan(table_columns.as_table(X), overrides or {})
-    blocks: dict[str, tuple] = {}
-    for column, model, encoding, _ in plan:
-        if encoding == "text":
-            blocks[str(column)] = (str(column), model, column)
-        else:
-            blocks.setdefault(model, (model, model, []))[2].append(column)
-    return list(blocks.values())
-
-
-def _auto_plan(table, overrides) -> list[tuple]:
-    unknown = sorted(set(overrides) - set(table_columns.column_names(table)), key=str)
-    if unknown:
-        raise ValueError(f"overrides: X has no columns {unknown}.")
-    plan = []
-    for column in table_columns.column_names(table):
-        values = table[column] if isinstance(table, pd.DataFrame) else _column_values(table, column)
-        model, encoding, reason = table_columns.propose_encoding(values)
-        if column in overrides:
-            model = _check_model_name(overrides[column], f"overrides[{column!r}]")
-            encoding = _encoding(model, encoding == "text")
-            reason = "overridden"
-        plan.append((column, model, encoding, reason))
-    return plan
-
-
-def _column_values(table, column):
-    values = table[:, [column]]
-    return pd.Series(values.toarray().ravel() if hasattr(values, "toarray") else values[:, 0])
-
-
-def _check_model_name(model, name: str) -> str:
-    if not isinstance(model, str) or model not in BLOCK_ESTIMATORS:
-        raise ValueError(f"{name}: expected one of {list(BLOCK_ESTIMATORS)}; got {model!r}.")
-    return model
-
-
-def _encoding(model: str, text: bool) -> str:
-    if model == "categorical":
-        return "categorical"
-    return "text" if text and model in _TEXT_MODELS else "numeric"
 
 
 class BlockPlan(Rule):
@@ -378,7 +304,7 @@ class NaiveBayes(GenerativeClassifier):
         table = table_columns.as_table(X)
         reasons = {}
         if isinstance(self.blocks, str):
-            reasons = {column: reason for column, _, _, reason in _auto_plan(table, {})}
+            reasons = {column: reason for column, _, _, reason in auto_plan(table, {})}
         rows = []
         for spec in self._plan(table):
             for column in table_columns.resolve_columns(table, spec["columns"], name=spec["name"]):
@@ -411,13 +337,6 @@ class NaiveBayes(GenerativeClassifier):
         for spec in self._resolved_blocks(table):
             name, estimator, columns = spec[0], spec[1], spec[2]
             cli_name = _model_name(estimator)
-            text = (
-                cli_name in _TEXT_MODELS
-                and isinstance(columns, str)
-                and _holds_text(table, columns)
-            )
-            # Categories given as integer codes are taken as they are, as CategoricalNB does.
-            codes = cli_name == "categorical" and _holds_codes(table, columns, name)
             plan.append(
                 {
                     "name": name,
@@ -425,7 +344,7 @@ class NaiveBayes(GenerativeClassifier):
                     "model": estimator.model_.name,
                     "estimator": estimator,
                     "columns": columns,
-                    "encoding": "numeric" if codes else _encoding(cli_name, text),
+                    "encoding": block_encoding(table, cli_name, columns, name=name),
                     "vectorizer": _vectorizer(spec, cli_name),
                     "data_options": estimator._data_options(),
                 }
@@ -586,27 +505,6 @@ def _dask_sample(X):
         sample = X.blocks[0].compute() if X.numblocks[0] else X._meta
         sample = sample.toarray() if hasattr(sample, "toarray") else np.asarray(sample)
     return sample
-
-
-def _holds_codes(table, columns, name: str) -> bool:
-    """Whether every column of a categorical block holds numbers (category codes)."""
-    if table is None:
-        return False
-    chosen = table_columns.resolve_columns(table, columns, name=name)
-    if not isinstance(table, pd.DataFrame):
-        return table.dtype.kind in "biuf" if hasattr(table, "dtype") else False
-    return all(
-        pd.api.types.is_numeric_dtype(table[c].dtype)
-        and not isinstance(table[c].dtype, pd.CategoricalDtype)
-        for c in chosen
-    )
-
-
-def _holds_text(table, column) -> bool:
-    if not isinstance(table, pd.DataFrame) or column not in table.columns:
-        return False
-    values = table[column]
-    return values.dtype == object or pd.api.types.is_string_dtype(values.dtype)
 
 
 def _vectorizer(spec: tuple, cli_name: str):

@@ -151,10 +151,11 @@ class MixedFamily(Family):
 
         Parameters
         ----------
-        plan : list of dict
+        plan : list of dict, optional
             Without ``layout``: each block's ``name``, ``model`` (a family name),
             ``columns``, ``encoding``, ``vectorizer`` and ``data_options`` (the block
             estimator's, e.g. ``binarize``); categories and vocabularies are learned from X.
+            Default: :meth:`auto_plan`.
         layout : str, optional
             The ``layout`` attribute of an earlier fit (``partial_fit``): X is encoded as
             it was.
@@ -165,6 +166,8 @@ class MixedFamily(Family):
                 "DataFrame to name them."
             )
         table = table_columns.as_table(X)
+        if plan is None and layout is None:
+            plan = self.auto_plan(table)
         options = {spec["name"]: dict(spec.get("data_options", {})) for spec in plan or ()}
         if layout is None:
             columns = self.learn_layout(table, plan)
@@ -191,6 +194,20 @@ class MixedFamily(Family):
             start += width
         names = table_columns.column_names(table)
         return self._combine(parts, columns, input_columns=[str(name) for name in names])
+
+    def auto_plan(self, table) -> list[dict]:
+        """The plan of :func:`bayesgen.input.columns.auto_blocks`, every block at its model's
+        defaults (what :meth:`sufficient_statistics` fits without a plan)."""
+        by_cli_name = {model.cli_name: model for model in self._families.values()}
+        return [
+            {
+                "name": name,
+                "model": by_cli_name[model].name,
+                "columns": columns,
+                "encoding": table_columns.block_encoding(table, model, columns, name=name),
+            }
+            for name, model, columns in table_columns.auto_blocks(table)
+        ]
 
     def learn_layout(self, table, plan, *, from_dtypes: bool = False):
         """The columns of every block of ``plan`` and their encodings, learned from ``table``

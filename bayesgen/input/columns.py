@@ -428,14 +428,131 @@ def propose_encoding(values) -> tuple[str, str, str]:
     return "multinomial", "text", f"text: {n_distinct} distinct values, words"
 
 
+#: The blocks' models by the names ``blocks`` and the command line give them.
+MODELS = ("gaussian", "poisson", "bernoulli", "categorical", "multinomial", "gda", "qda")
+#: Models whose one raw-text column a CountVectorizer turns into words.
+TEXT_MODELS = ("multinomial", "bernoulli")
+
+
+def auto_blocks(X, overrides=None) -> list[tuple]:
+    """The blocks ``blocks="auto"`` proposes for a table: one per model, holding every column
+    that model suits (:func:`propose_encoding`), and one per text column, named after the
+    column.
+
+    Parameters
+    ----------
+    X : DataFrame or array-like of shape (n_samples, n_columns)
+    overrides : mapping of column to model name, optional
+        A model of :data:`MODELS` for some columns instead of the proposed one
+        (``{"year": "categorical"}``).
+
+    Returns
+    -------
+    list of tuple
+        ``(name, model, columns)`` per block, ready for ``NaiveBayes(blocks=...)``, to edit
+        or to pass as it is.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from bayesgen.input.columns import auto_blocks
+    >>> table = pd.DataFrame({"mass": [3.1, 4.2], "island": ["Dream", "Biscoe"], "eggs": [2, 0]})
+    >>> for block in auto_blocks(table):
+    ...     print(block)
+    ('gaussian', 'gaussian', ['mass'])
+    ('categorical', 'categorical', ['island'])
+    ('poisson', 'poisson', ['eggs'])
+    >>> auto_blocks(table, overrides={"eggs": "categorical"})[1]
+    ('categorical', 'categorical', ['island', 'eggs'])
+    """
+    plan = auto_plan(as_table(X), overrides or {})
+    blocks: dict[str, tuple] = {}
+    for column, model, encoding, _ in plan:
+        if encoding == "text":
+            blocks[str(column)] = (str(column), model, column)
+        else:
+            blocks.setdefault(model, (model, model, []))[2].append(column)
+    return list(blocks.values())
+
+
+def auto_plan(table, overrides) -> list[tuple]:
+    """(column, model, encoding, reason) of every column of a table (:func:`auto_blocks`)."""
+    unknown = sorted(set(overrides) - set(column_names(table)), key=str)
+    if unknown:
+        raise ValueError(f"overrides: X has no columns {unknown}.")
+    plan = []
+    for column in column_names(table):
+        values = _column(table, column)
+        model, encoding, reason = propose_encoding(values)
+        if column in overrides:
+            model = check_model_name(overrides[column], f"overrides[{column!r}]")
+            if model == "categorical":
+                encoding = "categorical"
+            elif (encoding == "text" and model not in TEXT_MODELS) or encoding == "categorical":
+                encoding = "numeric"
+            reason = "overridden"
+        plan.append((column, model, encoding, reason))
+    return plan
+
+
+def check_model_name(model, name: str) -> str:
+    """``model`` if it is one of :data:`MODELS`; else a ValueError naming ``name``."""
+    if not isinstance(model, str) or model not in MODELS:
+        raise ValueError(f"{name}: expected one of {list(MODELS)}; got {model!r}.")
+    return model
+
+
+def block_encoding(table, model: str, columns, *, name: str) -> str:
+    """How a block of ``model`` encodes its ``columns`` of ``table`` (None: not known yet):
+
+    * a categorical block: its categories' codes where every column holds numbers (integer
+      codes, taken as they are, as ``CategoricalNB`` takes them), else encoded
+      (``"categorical"``: strings, pandas categories);
+    * a multinomial or Bernoulli block given one column name of strings: ``"text"``;
+    * otherwise the numbers as they are (``"numeric"``).
+    """
+    if model == "categorical":
+        return "numeric" if _holds_codes(table, columns, name) else "categorical"
+    if model in TEXT_MODELS and isinstance(columns, str) and _holds_text(table, columns):
+        return "text"
+    return "numeric"
+
+
+def _holds_codes(table, columns, name: str) -> bool:
+    """Whether every column of a categorical block holds numbers (category codes)."""
+    if table is None:
+        return False
+    chosen = resolve_columns(table, columns, name=name)
+    if not isinstance(table, pd.DataFrame):
+        return table.dtype.kind in "biuf" if hasattr(table, "dtype") else False
+    return all(
+        pd.api.types.is_numeric_dtype(table[c].dtype)
+        and not isinstance(table[c].dtype, pd.CategoricalDtype)
+        for c in chosen
+    )
+
+
+def _holds_text(table, column) -> bool:
+    if not isinstance(table, pd.DataFrame) or column not in table.columns:
+        return False
+    values = table[column]
+    return values.dtype == object or pd.api.types.is_string_dtype(values.dtype)
+
+
 __all__ = [
     "AUTO_MAX_CATEGORIES",
     "AUTO_MAX_COUNT_MEAN",
     "ENCODINGS",
+    "MODELS",
+    "TEXT_MODELS",
     "BlockColumns",
     "ColumnLayout",
     "as_table",
+    "auto_blocks",
+    "auto_plan",
+    "block_encoding",
     "check_learnable_from_dtypes",
+    "check_model_name",
     "column_names",
     "encode",
     "learn_block",
