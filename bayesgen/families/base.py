@@ -76,6 +76,10 @@ class Family(ABC):
     presentation : bayesgen.families.presentation.Presentation
         Labels, captions and plot names; each field is also read as an attribute of the block
         (``model.plot_variables``, ``model.mean_label``, …).
+    missing_values : bool or str
+        True where the block integrates a missing entry (NaN in a dense X) out: its
+        statistics count, per (class, feature) cell, the rows observed there, and its
+        predictions drop a missing entry's factor; otherwise the reason a NaN is refused.
     smoothing_parameters : tuple of str
         The estimator parameters that set a smoothing λ of the feature prior besides
         ``class_alpha`` (naive Bayes: ``("alpha",)``); none by default. The comparison's
@@ -104,6 +108,9 @@ class Family(ABC):
     statistics: ClassVar[dict[str, tuple[str, ...]]]
     presentation: ClassVar[Presentation]
     smoothing_parameters: ClassVar[tuple[str, ...]] = ()
+    #: True where the block integrates a missing entry (NaN) out, in its fit and its
+    #: predictions; else why it cannot (the error a NaN gets).
+    missing_values: ClassVar[bool | str] = "this model cannot integrate a missing entry out yet"
 
     def __init__(self) -> None:
         missing = [name for name in REQUIRED_ATTRIBUTES if not hasattr(type(self), name)]
@@ -183,13 +190,17 @@ class Family(ABC):
             feature_names=estimates["feature"].values,
             names_given=bool(estimates.attrs.get("feature_names_given", 0)),
             binarize=estimates.attrs.get("binarize"),
+            missing=self.missing_values,
         )
 
     def training_features(self, estimates: xr.Dataset, X):
         """The training rows X as the model saw them (checked, binarized): what the fit's
         ``constant_data`` keeps and its log-likelihood is computed on."""
         rows, _, _ = check_features(
-            X, kind=self.feature_kind, binarize=estimates.attrs.get("binarize")
+            X,
+            kind=self.feature_kind,
+            binarize=estimates.attrs.get("binarize"),
+            missing=self.missing_values,
         )
         return rows
 

@@ -20,6 +20,8 @@ from bayesgen.input.labels import check_labels, check_no_nul
 from bayesgen.input.text import vectorize_text as vectorize_text  # re-exported: its old home
 
 FeatureKind = Literal["real", "count", "binary", "categorical"]
+#: Whether a model takes missing entries (True), or why it does not (a reason, or False).
+Missing = bool | str
 
 _KIND_DESCRIPTION = {
     "real": "real-valued features",
@@ -189,9 +191,18 @@ def check_binarize(binarize) -> float | None:
 
 
 def check_features(
-    X, *, kind: FeatureKind, binarize: float | None = None, name: str = "X"
+    X,
+    *,
+    kind: FeatureKind,
+    binarize: float | None = None,
+    name: str = "X",
+    missing: Missing = False,
 ) -> tuple[np.ndarray | sp.csr_array, np.ndarray, bool]:
     """Validate a feature matrix on its own (training or prediction).
+
+    ``missing``: True where the model integrates a missing entry out (NaN, None or pandas'
+    ``<NA>``, in a dense X: kept as NaN, every other check made on the observed entries);
+    otherwise a NaN is refused, with the reason ``missing`` gives when it is a string.
 
     Returns
     -------
@@ -236,7 +247,7 @@ def check_features(
         X = _check_dense(X, name=name)
     if kind == "real" and sp.issparse(X):
         X = X.toarray()  # GDA needs the scatter matrix, which is dense anyway.
-    X = _check_values(X, kind=kind, binarize=binarize, name=name)
+    X = _check_values(X, kind=kind, binarize=binarize, name=name, missing=missing)
     given = names is not None
     if names is None:
         names = _default_feature_names(X.shape[1])
@@ -250,8 +261,10 @@ def check_prediction_features(
     feature_names: np.ndarray,
     names_given: bool,
     binarize: float | None = None,
+    missing: Missing = False,
 ) -> np.ndarray | sp.csr_array:
-    """Validate X at prediction time against what the model was fitted on.
+    """Validate X at prediction time against what the model was fitted on (``missing`` as
+    for :func:`check_features`).
 
     Examples
     --------
@@ -265,7 +278,7 @@ def check_prediction_features(
         ...
     ValueError: X has 3 features, but the model was fitted with 2 features. ...
     """
-    X_checked, names, given = check_features(X, kind=kind, binarize=binarize)
+    X_checked, names, given = check_features(X, kind=kind, binarize=binarize, missing=missing)
     n_expected = len(feature_names)
     if X_checked.shape[1] != n_expected:
         raise ValueError(
@@ -421,14 +434,18 @@ def _check_shape(shape: tuple[int, ...], *, name: str) -> None:
         )
 
 
-def _check_values(X, *, kind: FeatureKind, binarize: float | None, name: str):
+def _check_values(X, *, kind: FeatureKind, binarize: float | None, name: str, missing=False):
     stored = X.data if sp.issparse(X) else X
     if not np.all(np.isfinite(stored)):
-        n_bad = int(np.size(stored) - np.count_nonzero(np.isfinite(stored)))
-        raise ValueError(
-            f"{name}: expected finite values; got {n_bad} NaN or infinite entries (missing "
-            "values such as None count as NaN). Impute or drop them first."
-        )
+        _check_missing(X, stored, name=name, missing=missing)
+        observed = stored[~np.isnan(stored)]
+        if binarize is not None and kind == "binary":
+            with np.errstate(invalid="ignore"):
+                flags = np.where(np.isnan(X), np.nan, X > binarize)
+            _check_values(observed, kind=kind, binarize=binarize, name=name)
+            return flags
+        _check_values(observed, kind=kind, binarize=binarize, name=name)
+        return X
     if kind == "real":
         _check_magnitude(stored, X.shape[0], name=name)
         return X
@@ -453,6 +470,36 @@ def _check_values(X, *, kind: FeatureKind, binarize: float | None, name: str):
     if kind == "count":
         _check_total(stored, name=name)
     return X
+
+
+def _check_missing(X, stored, *, name: str, missing) -> None:
+    """Refuse NaN unless the model integrates missing entries out (``missing`` True), and
+    then only NaN in a dense X, never ±inf, and never a column with no observed entry."""
+    n_bad = int(np.size(stored) - np.count_nonzero(np.isfinite(stored)))
+    finite = (
+        f"{name}: expected finite values; got {n_bad} NaN or infinite entries (missing "
+        "values such as None count as NaN)"
+    )
+    if np.isinf(stored).any():
+        raise ValueError(f"{finite}; infinite values are never taken.")
+    if missing is not True:
+        reason = missing if isinstance(missing, str) and missing else "this model needs them all"
+        raise ValueError(
+            f"{finite}: {reason}. Impute or drop them first, or use a model that integrates "
+            "a missing entry out (GaussianNB, PoissonNB, BernoulliNB, CategoricalNB, or their "
+            "blocks in NaiveBayes)."
+        )
+    if sp.issparse(X):
+        raise ValueError(
+            f"{finite}: in a sparse matrix, whose unstored entries are zeros, not missing; "
+            "pass a dense array (with NaN where an entry is missing)."
+        )
+    empty = np.flatnonzero(np.isnan(X).all(axis=0))
+    if empty.size and X.shape[0] > 0:
+        raise ValueError(
+            f"{name}: column {int(empty[0])} has no observed entry (every row is missing it; "
+            f"{empty.size} such columns); drop it, it tells nothing about the classes."
+        )
 
 
 def _check_total(stored: np.ndarray, *, name: str) -> None:

@@ -143,8 +143,11 @@ def training_data(
     feature_names=None,
     sample_weight=None,
     classes=None,
+    missing: bool | str = False,
 ) -> TrainingData:
-    """:func:`bayesgen.input.data.check_training_data` with ``sample_weight`` and ``classes``.
+    """:func:`bayesgen.input.data.check_training_data` with ``sample_weight`` and ``classes``,
+    and missing entries (NaN) where ``missing`` is True (see
+    :func:`bayesgen.input.data.check_features`).
 
     Rows of weight 0 are dropped (their classes too, unless ``classes`` is given): zero weights
     equal dropping the rows. With ``classes`` (``partial_fit``), y is encoded against them and
@@ -156,7 +159,7 @@ def training_data(
         Its ``sample_weight`` holds the positive weights of the kept rows, or None when none
         was given.
     """
-    X, names, names_given = check_features(X, kind=kind, binarize=binarize)
+    X, names, names_given = check_features(X, kind=kind, binarize=binarize, missing=missing)
     if feature_names is not None:
         names, names_given = check_feature_names(feature_names, X.shape[1]), True
     if classes is None:
