@@ -63,3 +63,18 @@ def test_read_table_rejects_unknown_suffix(tmp_path):
     path.write_text("{}")
     with pytest.raises(ValueError, match=r"expected a \.csv, \.tsv or \.parquet file"):
         read_table(path)
+
+
+def test_read_table_takes_the_fields_it_is_told_mean_missing(tmp_path):
+    from bayesgen.input.datasets import read_table
+
+    path = tmp_path / "birds.csv"
+    path.write_text("mass,island\n3.1,NA\n,Dream\n?,Biscoe\n", encoding="utf-8")
+    default = read_table(path)
+    assert default["island"].tolist() == ["NA", "Dream", "Biscoe"]  # "NA" is text by default
+    assert default["mass"].isna().tolist() == [False, True, False]
+    told = read_table(path, na_values=["NA", "?"])
+    assert told["island"].isna().tolist() == [True, False, False]
+    assert told["mass"].isna().tolist() == [False, True, True]
+    with pytest.raises(TypeError, match="na_values: expected a list of strings"):
+        read_table(path, na_values="NA")

@@ -48,6 +48,13 @@ def add_table_options(parser: argparse.ArgumentParser) -> None:
         "--columns",
         help="with --no-header: the name of each column of the file, comma-separated",
     )
+    parser.add_argument(
+        "--na-values",
+        help="comma-separated fields that mean a missing value besides an empty one (e.g. "
+        "'NA,?'); the models that integrate a missing entry out (gaussian, poisson, "
+        "bernoulli, categorical, and their blocks in mixed) take it as missing, the others "
+        "refuse it",
+    )
 
 
 def read_data(args: argparse.Namespace, path):
@@ -65,8 +72,20 @@ def read_data(args: argparse.Namespace, path):
         )
     if args.no_header and args.file_format == "parquet":
         raise ValueError("--no-header: a Parquet file always names its columns.")
+    na_values = None
+    if getattr(args, "na_values", None):
+        na_values = [value.strip() for value in args.na_values.split(",")]
+        if any(not value for value in na_values):
+            raise ValueError(
+                f"--na-values: expected comma-separated fields (an empty field is always "
+                f"missing); got {args.na_values!r}."
+            )
     return read_table(
-        path, file_format=args.file_format, header=not args.no_header, columns=columns
+        path,
+        file_format=args.file_format,
+        header=not args.no_header,
+        columns=columns,
+        na_values=na_values,
     )
 
 

@@ -346,6 +346,8 @@ class NaiveBayes(GenerativeClassifier):
                     "columns": columns,
                     "encoding": block_encoding(table, cli_name, columns, name=name),
                     "vectorizer": _vectorizer(spec, cli_name),
+                    # A category unseen at fit: an error, or missing (CategoricalNB's option).
+                    "handle_unknown": getattr(estimator, "handle_unknown", "error"),
                     "data_options": estimator._data_options(),
                 }
             )

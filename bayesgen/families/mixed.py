@@ -234,6 +234,7 @@ class MixedFamily(Family):
                     columns,
                     spec["encoding"],
                     spec.get("vectorizer"),
+                    spec.get("handle_unknown", "error"),
                 )
             )
         return table_columns.ColumnLayout(learned, by_name=_has_names(table))

@@ -53,6 +53,9 @@ class BlockColumns:
         For ``"categorical"``: each column's categories, in code order.
     vectorizer : dict, optional
         For ``"text"``: the CountVectorizer's parameters, its vocabulary included.
+    handle_unknown : {"error", "ignore"}
+        For ``"categorical"``: a category the fit did not have, at prediction, is an error
+        or a missing entry (the block's ``handle_unknown``).
     """
 
     name: str
@@ -61,6 +64,7 @@ class BlockColumns:
     encoding: str
     categories: list = field(default_factory=list)
     vectorizer: dict = field(default_factory=dict)
+    handle_unknown: str = "error"
 
 
 @dataclass
@@ -185,12 +189,20 @@ def resolve_columns(table, columns, *, name: str) -> list:
     return [column.item() if isinstance(column, np.generic) else column for column in chosen]
 
 
-def learn_block(table, name: str, model: str, columns: list, encoding: str, vectorizer=None):
+def learn_block(
+    table,
+    name: str,
+    model: str,
+    columns: list,
+    encoding: str,
+    vectorizer=None,
+    handle_unknown: str = "error",
+):
     """The :class:`BlockColumns` of one block, its categories or vocabulary learned from the
     training ``table``."""
     if encoding not in ENCODINGS:
         raise ValueError(f"blocks: block {name!r} encoding: expected one of {ENCODINGS}.")
-    block = BlockColumns(name, model, list(columns), encoding)
+    block = BlockColumns(name, model, list(columns), encoding, handle_unknown=handle_unknown)
     if encoding == "categorical":
         block.categories = [_categories(_column(table, c), name, c) for c in columns]
     elif encoding == "text":
@@ -261,10 +273,10 @@ def _encode_block(table, block: BlockColumns, name: str):
         return sp.csr_array(_count_vectorizer(block.vectorizer).transform(texts), dtype=np.float64)
     if block.encoding == "categorical":
         codes = [
-            _codes(_column(table, column), categories, block.name, column)
+            _codes(_column(table, column), categories, block.name, column, block.handle_unknown)
             for column, categories in zip(block.columns, block.categories, strict=True)
         ]
-        return np.column_stack(codes).astype(np.float64)
+        return np.column_stack(codes)
     if sp.issparse(table):
         return table[:, block.columns]
     values = [
@@ -302,12 +314,7 @@ def _categories(values, block: str, column) -> list:
     if isinstance(series.dtype, pd.CategoricalDtype):
         categories = list(series.cat.categories)
     else:
-        present = series.dropna()
-        if len(present) != len(series):
-            raise ValueError(
-                f"X: column {column!r} of block {block!r} has missing values; drop or fill "
-                "them first."
-            )
+        present = series.dropna()  # a missing entry is no category: its block decides
         try:
             categories = sorted(present.unique().tolist())
         except TypeError:  # mixed types: sort by their text
@@ -315,28 +322,37 @@ def _categories(values, block: str, column) -> list:
     return [c.item() if isinstance(c, np.generic) else c for c in categories]
 
 
-def _codes(values, categories: list, block: str, column) -> np.ndarray:
+def _codes(values, categories: list, block: str, column, unknown: str = "error") -> np.ndarray:
+    """Each value's index into ``categories``: NaN for a missing value (the block takes it as
+    missing, or refuses it), and for a category the fit did not have where ``unknown`` is
+    "ignore" (else an error)."""
     series = values if isinstance(values, pd.Series) else pd.Series(values)
     codes = pd.Index(categories, dtype=object).get_indexer(series.astype(object))
-    unknown = np.flatnonzero(codes < 0)
-    if unknown.size:
-        value = series.iloc[unknown[0]]
-        if pd.isna(value):
-            raise ValueError(
-                f"X: column {column!r} of block {block!r} has a missing value at row "
-                f"{unknown[0]} ({unknown.size} in all); drop or fill those rows first."
-            )
+    codes = codes.astype(np.float64)
+    missing = series.isna().to_numpy()
+    codes[missing] = np.nan
+    unseen = np.flatnonzero((codes < 0) & ~missing)
+    if unseen.size and unknown != "ignore":
+        value = series.iloc[unseen[0]]
         raise ValueError(
             f"X: column {column!r} of block {block!r} has the category {value!r} at row "
-            f"{unknown[0]}, which the fit did not have (its categories: {categories[:20]}). "
-            "Give the column a pandas Categorical dtype with every category before fitting."
+            f"{unseen[0]}, which the fit did not have (its categories: {categories[:20]}). "
+            "Give the column a pandas Categorical dtype with every category before fitting, "
+            "or handle_unknown='ignore' to take it as missing."
         )
+    codes[unseen] = np.nan
     return codes
 
 
 def _texts(values, block: str, column) -> list:
     texts = list(values.tolist() if hasattr(values, "tolist") else values)
     bad = [i for i, text in enumerate(texts) if not isinstance(text, str)]
+    if bad and pd.isna(texts[bad[0]]):
+        raise ValueError(
+            f"X: column {column!r} of text block {block!r} has a missing text at row {bad[0]}: "
+            "a document whose words are unknown has no known length, which the bag of words "
+            "needs; give an empty string for a message with no words, or drop the row."
+        )
     if bad:
         raise ValueError(
             f"X: column {column!r} of text block {block!r} must hold strings; row {bad[0]} "

@@ -167,7 +167,12 @@ TABLE_FORMATS = {
 
 
 def read_table(
-    path, *, file_format: str | None = None, header: bool = True, columns=None
+    path,
+    *,
+    file_format: str | None = None,
+    header: bool = True,
+    columns=None,
+    na_values=None,
 ) -> pd.DataFrame:
     r"""Read a CSV, TSV or Parquet file into a DataFrame.
 
@@ -190,6 +195,10 @@ def read_table(
         names them.
     columns : sequence of str, optional
         The column names of a file without a header line (``header=False``), one per column.
+    na_values : sequence of str, optional
+        Fields of a CSV/TSV file that mean a missing value besides an empty one (``["NA",
+        "?"]``), in every column: a missing number becomes NaN and a missing category or
+        text None, which the models that integrate missing entries out take as missing.
 
     Raises
     ------
@@ -240,9 +249,19 @@ def read_table(
     if file_format == "parquet":
         if names is not None:
             raise ValueError("header: a Parquet file always names its columns; use header=True.")
+        if na_values is not None:
+            raise ValueError(
+                "na_values: a Parquet file stores a missing value as null; na_values is for "
+                "CSV/TSV files."
+            )
         frame = _read_parquet(path)
     else:
-        frame = _read_text_table(path, sep="," if file_format == "csv" else "\t", names=names)
+        frame = _read_text_table(
+            path,
+            sep="," if file_format == "csv" else "\t",
+            names=names,
+            na_values=_check_na_values(na_values),
+        )
     if len(frame) == 0:
         raise ValueError(
             f"data: {str(path)!r} has no data rows (only a header with columns "
@@ -305,7 +324,21 @@ def _read_parquet(path: Path) -> pd.DataFrame:
         raise ValueError(f"data: {str(path)!r} is not a readable Parquet file ({error}).") from None
 
 
-def _read_text_table(path: Path, *, sep: str, names: list[str] | None) -> pd.DataFrame:
+def _check_na_values(na_values) -> list[str]:
+    """The fields that mean missing: the empty one, and ``na_values`` (strings)."""
+    if na_values is None:
+        return [""]
+    if isinstance(na_values, str) or not all(isinstance(v, str) for v in na_values):
+        raise TypeError(
+            f"na_values: expected a list of strings (the fields meaning missing); got "
+            f"{na_values!r}."
+        )
+    return ["", *na_values]
+
+
+def _read_text_table(
+    path: Path, *, sep: str, names: list[str] | None, na_values: list[str]
+) -> pd.DataFrame:
     # TSV has no quoting: a quote is a character of its field (see read_table).
     quoting = csv.QUOTE_MINIMAL if sep == "," else csv.QUOTE_NONE
     try:
@@ -314,9 +347,10 @@ def _read_text_table(path: Path, *, sep: str, names: list[str] | None) -> pd.Dat
             sep=sep,
             quoting=quoting,
             header=None if names else "infer",
-            # Only an empty field is missing: a message "NA", "None" or "null" is text.
+            # Only an empty field (and those the caller names) is missing: by default a
+            # message "NA", "None" or "null" is text.
             keep_default_na=False,
-            na_values=[""],
+            na_values=na_values,
         )
     except pd.errors.EmptyDataError:
         raise ValueError(f"data: {str(path)!r} is empty (no header, no rows).") from None
