@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 import xarray as xr
 
 from bayesgen.families.block_layout import block_posterior
-from bayesgen.plotting import feature_densities, plots
+from bayesgen.plotting import feature_densities, missing, plots
 
 if TYPE_CHECKING:
     from bayesgen.families.base import Family
@@ -137,6 +137,25 @@ def _densities_caption(kind: feature_densities.DensityKind, shown: str, rows: bo
 
 
 #: Each plot a model may name in ``report_plots``, and the sections it makes.
+def _missing_entries(est) -> Iterator[Section]:
+    """The share of each class's rows missing each feature, where any entry was missing."""
+    table = missing.missing_table(est)
+    if table is None:
+        return
+    n_cells = int((table.drop(columns="all") > 0).to_numpy().sum())
+    yield (
+        ReportSection(
+            "Missing entries",
+            "The share of each class's training rows that miss each feature (the features "
+            f"missing most often; {n_cells} cells miss some). A missing entry's factor drops "
+            "out of the likelihood: each (class, feature) cell's posterior counts only the "
+            "rows observed there, so a cell near 100 % keeps close to its prior.",
+            "missing.png",
+        ),
+        lambda: missing.plot_missing(est),
+    )
+
+
 SECTIONS: dict[str, Callable[..., Iterator[Section]]] = {
     "mu_pair": _mu_pair,
     "decision_boundary": _decision_boundary,
@@ -161,6 +180,7 @@ def model_sections(est, X_test, y_test, *, top_k: int = 10) -> Iterator[Section]
     >>> list(model_sections(est.fit([[1, 0], [0, 1]], [0, 1]), None, None))
     []
     """
+    yield from _missing_entries(est)
     for name in est.model_.report_plots:
         try:
             sections = SECTIONS[name]
