@@ -32,6 +32,8 @@ from bayesgen import closed_form as cf
 # compare and report are called through their modules (checks.compare, reporting.report), so
 # that a caller who replaces either (the tests do) is heard here too.
 from bayesgen.checks import comparison as checks
+from bayesgen.estimators.gaussian_nb import GaussianNB
+from bayesgen.estimators.mixed import NaiveBayes
 from bayesgen.estimators.models import (
     BernoulliNB,
     CategoricalNB,
@@ -39,9 +41,10 @@ from bayesgen.estimators.models import (
     MultinomialNB,
     QuadraticDiscriminantAnalysis,
 )
+from bayesgen.estimators.poisson_nb import PoissonNB
 from bayesgen.inference.progress import Progress
 from bayesgen.input.data import vectorize_text
-from bayesgen.input.datasets import load_sms_spam, load_toy_spam
+from bayesgen.input.datasets import load_penguins, load_sms_spam, load_toy_spam
 from bayesgen.input.files import check_output_path, write_csv
 from bayesgen.plotting import report as reporting
 
@@ -202,7 +205,8 @@ def default_workers() -> int:
 
 
 def demo_jobs(args: argparse.Namespace) -> list[Job]:
-    """The demo's fits: digits (three event models), wine (GDA and QDA) and a text corpus."""
+    """The demo's fits: digits (four event models), wine (GDA, QDA and Gaussian naive
+    Bayes), the penguins' mixed columns and a text corpus."""
     common = {
         "inference": args.inference,
         "draws": args.draws,
@@ -227,6 +231,9 @@ def demo_jobs(args: argparse.Namespace) -> list[Job]:
     wine = load_wine(as_frame=True)
     wX_train, wX_test, wy_train, wy_test = _split(wine.data, wine.target_names[wine.target])
     w = (wX_train, wy_train, wX_test, wy_test)
+    penguins, species = load_penguins()
+    pX_train, pX_test, py_train, py_test = _split(penguins, species)
+    p = (pX_train, py_train, pX_test, py_test)
     texts, labels = _text_corpus(args)
     t_train, t_test, l_train, l_test = _split(np.asarray(texts, dtype=object), np.asarray(labels))
     counts = CountVectorizer().fit(t_train)
@@ -247,8 +254,12 @@ def demo_jobs(args: argparse.Namespace) -> list[Job]:
             dX_test // 5,
             dy_test,
         ),
+        Job("digits-poisson", PoissonNB(**common), *d),
         Job("wine-gda", GaussianDiscriminantAnalysis(**common), *w),
         Job("wine-qda", QuadraticDiscriminantAnalysis(**common), *w),
+        Job("wine-gaussian-nb", GaussianNB(**common), *w),
+        # A table of mixed columns: island and sex (categories) beside four measurements.
+        Job("penguins-mixed", NaiveBayes(**common), *p),
         Job(
             f"{corpus}-multinomial",
             MultinomialNB(alpha=args.alpha, **common),
@@ -377,7 +388,8 @@ def export_data(args: argparse.Namespace, *, progress: Progress | None = None) -
     ``messages.csv`` and ``new_messages.csv`` (columns ``text``, ``label``) are the text
     corpus's training and held-out messages, the split the demo fits and tests on;
     ``digits.csv`` (64 pixel columns and ``digit``) and ``wine.csv`` (13 measurements and
-    ``cultivar``) are scikit-learn's. The commands that use them are printed.
+    ``cultivar``) are scikit-learn's, and ``penguins.csv`` (island, sex, four measurements
+    and ``species``) palmerpenguins'. The commands that use them are printed.
     """
     progress = progress if progress is not None else Progress(quiet=True)
     folder = check_output_path(args.export, argument="--export", folder=True)
@@ -392,6 +404,7 @@ def export_data(args: argparse.Namespace, *, progress: Progress | None = None) -
         "new_messages.csv": pd.DataFrame({"text": t_test, "label": l_test}),
         "digits.csv": digit_table.assign(digit=digits.target),
         "wine.csv": wine.data.assign(cultivar=wine.target_names[wine.target]),
+        "penguins.csv": _penguin_table(),
     }
     written = []
     for name, table in tables.items():
@@ -406,9 +419,15 @@ def export_data(args: argparse.Namespace, *, progress: Progress | None = None) -
         f"  bayesgen predict {models / 'spam.nc'} {folder / 'new_messages.csv'}"
         " --text-column text\n"
         f"  bayesgen fit gda {folder / 'wine.csv'} --target cultivar\n"
-        f"  bayesgen fit categorical {folder / 'digits.csv'} --target digit --inference conjugate"
+        f"  bayesgen fit categorical {folder / 'digits.csv'} --target digit --inference conjugate\n"
+        f"  bayesgen fit mixed {folder / 'penguins.csv'} --target species --plan"
     )
     return written
+
+
+def _penguin_table() -> pd.DataFrame:
+    penguins, species = load_penguins()
+    return penguins.assign(species=species)
 
 
 def _text_corpus(args: argparse.Namespace) -> tuple[list[str], list[str]]:

@@ -53,8 +53,11 @@ def test_demo_prints_the_lecture_notes_answer_and_every_verdict(capsys, tmp_path
             "digits-multinomial.nc",
             "digits-bernoulli.nc",
             "digits-categorical.nc",
+            "digits-poisson.nc",
             "wine-gda.nc",
             "wine-qda.nc",
+            "wine-gaussian-nb.nc",
+            "penguins-mixed.nc",
             "toy-spam-multinomial.nc",
             "toy-spam-bernoulli.nc",
         ]

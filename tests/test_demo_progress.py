@@ -174,6 +174,9 @@ def test_export_writes_the_demo_data_and_fits_nothing(capsys, tmp_path, monkeypa
     digits = pd.read_csv("data/digits.csv")
     assert digits.shape == (1797, 65)
     assert digits["pixel_0_2"].max() <= 16
+    penguins = pd.read_csv("data/penguins.csv")
+    assert penguins.shape == (333, 7)  # palmerpenguins' 344 less the 11 with missing entries
+    assert sorted(penguins["species"].unique()) == ["Adelie", "Chinstrap", "Gentoo"]
     assert not (tmp_path / "models").exists()
     assert "bayesgen fit multinomial data/messages.csv" in capsys.readouterr().out
 
