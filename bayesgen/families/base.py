@@ -52,6 +52,10 @@ REQUIRED_ATTRIBUTES = (
     "presentation",
 )
 
+#: Statistics a fit holds only sometimes, which :meth:`Family.statistics_of` keeps where they
+#: are: ``cell_count`` (class, feature), the weight of the rows observed in each cell of a fit
+#: whose rows had missing entries (absent: every row observed, ``class_count`` per cell).
+OPTIONAL_STATISTICS = ("cell_count",)
 #: The attrs of a fit's statistics that :meth:`Family.statistics_of` keeps for a merge.
 STATISTICS_ATTRS = ("model", "n_samples", "feature_names_given", "binarize")
 
@@ -207,7 +211,8 @@ class Family(ABC):
     def statistics_of(self, estimates: xr.Dataset) -> xr.Dataset:
         """The sufficient statistics of a fit with the attrs a merge needs: what
         :meth:`merge_statistics` takes (``partial_fit`` continues a fit with them)."""
-        statistics = estimates[[name for name in self.statistics if name in estimates]]
+        names = [*self.statistics, *OPTIONAL_STATISTICS]
+        statistics = estimates[[name for name in names if name in estimates]]
         statistics.attrs = {
             key: value for key, value in estimates.attrs.items() if key in STATISTICS_ATTRS
         }
