@@ -167,12 +167,17 @@ class BernoulliNB(NaiveBayesClassifier):
         that have feature j; an array of shape (n_features,) in (0, 1) gives m. See
         :class:`MultinomialNB`.
     binarize : float or None, default None
-        Threshold mapping X to 0/1; None requires 0/1 input."""
+        Threshold mapping X to 0/1 (a missing entry stays missing); None requires 0/1 input."""
         + INFERENCE_PARAMS_DOC
         + """
     Notes
     -----
     The fitted attributes are those of :class:`MultinomialNB`.
+
+    Missing entries (NaN in a dense X, or None / pandas' ``<NA>``) are integrated out under
+    missing at random: φ_jk | data ~ Beta(N_jk + λ, n_jk − N_jk + λ) with n_jk the class-k rows
+    observed at feature j (``closed_form_["cell_count"]``), and a prediction multiplies the
+    factors of a row's observed features only.
 
     Examples
     --------
@@ -264,7 +269,17 @@ class CategoricalNB(NaiveBayesClassifier):
         rows; an array of shape (n_features, max K_n) gives m (0 in the padding). See
         :class:`MultinomialNB`.
     n_categories : int, array-like or None, default None
-        K_n, one for every feature or one per feature; None: each feature's max code + 1."""
+        K_n, one for every feature or one per feature; None: each feature's max code + 1.
+    handle_unknown : "error" or "ignore", default "error"
+        A category code ≥ K_n at prediction (a category the fit did not have), as
+        scikit-learn's ``OneHotEncoder`` names it: "error" raises, naming the feature and the
+        code; "ignore" treats the entry as missing, so its factor drops out of the likelihood
+        (the prediction uses the other features only). Set at fit: the closed form records
+        it (``closed_form_.attrs["handle_unknown"]``).
+
+    Missing entries (NaN in a dense X, or None / pandas' ``<NA>``) are integrated out under
+    missing at random: each (class, feature) counts the rows observed there
+    (``closed_form_["cell_count"]``), and a prediction drops a missing entry's factor."""
         + INFERENCE_PARAMS_DOC
         + """
     Attributes
@@ -288,6 +303,10 @@ class CategoricalNB(NaiveBayesClassifier):
     )
 
     _family = family("categorical_nb")
+    _parameter_rules: ClassVar[dict] = {
+        **NaiveBayesClassifier._parameter_rules,
+        "handle_unknown": Options(("error", "ignore")),
+    }
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -303,6 +322,7 @@ class CategoricalNB(NaiveBayesClassifier):
         alpha_prior=None,
         prior_mean="uniform",
         n_categories=None,
+        handle_unknown="error",
         inference="nuts",
         draws=1000,
         tune=1000,
@@ -321,6 +341,7 @@ class CategoricalNB(NaiveBayesClassifier):
         self.alpha_prior = alpha_prior
         self.prior_mean = prior_mean
         self.n_categories = n_categories
+        self.handle_unknown = handle_unknown
         self.inference = inference
         self.draws = draws
         self.tune = tune
@@ -336,6 +357,14 @@ class CategoricalNB(NaiveBayesClassifier):
 
     def _data_options(self):
         return {"n_categories": self.n_categories}
+
+    def _estimates(self, statistics):
+        # The family reads it where it checks the rows to predict (prediction_features);
+        # "error", the default, leaves the closed form as it always was.
+        estimates = super()._estimates(statistics)
+        if self.handle_unknown == "ignore":
+            estimates.attrs["handle_unknown"] = "ignore"
+        return estimates
 
     def _set_point_attributes(self, means):
         super()._set_point_attributes(means)
@@ -401,6 +430,11 @@ class GaussianDiscriminantAnalysis(GenerativeClassifier):
         "prior": InstanceOf(cf.NormalInverseWishart, "a bayesgen.NormalInverseWishart"),
         "lkj_eta": Real(low=0),
     }
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True  # missing entries: marginal densities, Gibbs at fit
+        return tags
 
     def __init__(
         self,
@@ -512,6 +546,11 @@ class QuadraticDiscriminantAnalysis(GenerativeClassifier):
     _parameter_rules: ClassVar[dict] = {
         "prior": InstanceOf(cf.NormalInverseWishart, "a bayesgen.NormalInverseWishart"),
     }
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True  # missing entries: marginal densities, Gibbs at fit
+        return tags
 
     def __init__(
         self,

@@ -35,7 +35,9 @@ def bernoulli_nb_pymc_model(estimates: xr.Dataset) -> pm.Model:
 
     π ~ Dirichlet(a), φ_jk ~ Beta(λ, λ); observed: the class counts ``class_count`` ~
     Multinomial(N, π) and ``feature_count`` N_jk ~ Binomial(N_k, φ_jk), the number of the
-    N_k class-k samples that have feature j.
+    N_k class-k samples that have feature j. Where entries are missing, a cell's trials are
+    the class-k rows observed at feature j (``cell_count``, the pm.Data ``cell_count_data``)
+    instead of N_k: a missing entry's factor drops out.
     """
     alpha, class_alpha = positive_priors(estimates)
     counts = whole_counts(estimates["feature_count"].values)
@@ -44,10 +46,22 @@ def bernoulli_nb_pymc_model(estimates: xr.Dataset) -> pm.Model:
             "stats: feature_count of the Bernoulli model must hold whole numbers ≥ 0 (the "
             "samples of each class that have each feature)."
         )
+    trials = None
+    if "cell_count" in estimates:
+        trials = whole_counts(estimates["cell_count"].values)
+        if trials is None:
+            raise ValueError(
+                "stats: cell_count of the Bernoulli model must hold whole numbers ≥ 0 (the "
+                "samples of each class observed at each feature)."
+            )
     dims = block_dims("class", "feature")
     with block_model(estimates) as model:
         class_count, _ = class_prob_prior(estimates, class_alpha)
         present = pm.Data("feature_count_data", counts, dims=dims)
+        if trials is None:
+            rows = class_count[:, None]
+        else:  # each cell's observed rows
+            rows = pm.Data("cell_count_data", trials, dims=dims)
         random_alpha = alpha_variable(estimates)  # λ ~ Gamma with a hyperprior
         if random_alpha is None:  # one λ, or one per class: a column over the features
             alpha = alpha_data(per_class(alpha, counts.ndim))
@@ -63,7 +77,7 @@ def bernoulli_nb_pymc_model(estimates: xr.Dataset) -> pm.Model:
             "feature_count",
             _binomial,
             _binomial_kernel,
-            class_count[:, None],
+            rows,
             prob,
             observed=present,
             dims=dims,

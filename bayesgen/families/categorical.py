@@ -7,6 +7,13 @@
 Features with fewer categories than the widest one are padded with probability 0 (a category
 that does not exist never occurs); the boolean ``category_mask`` (feature, category) marks the
 real ones.
+
+A missing entry (NaN in a dense X) is integrated out: it is counted in no category, a
+(class, feature)'s total is the n_kn = ``cell_count`` class-k rows observed at feature n in
+place of N_k (θ_kn | data ~ Dirichlet(N_k,n,c + λ) still, with add-λ over n_kn + K_n λ), and a
+prediction multiplies the factors of the observed features only. At prediction a category
+code beyond K_n is refused, or, with ``attrs["handle_unknown"] = "ignore"`` (the estimator's
+``handle_unknown="ignore"``), treated as missing: its factor drops out.
 """
 
 from __future__ import annotations
@@ -24,7 +31,7 @@ from bayesgen.families.naive_bayes import (
     naive_bayes_presentation,
 )
 from bayesgen.input.data import TrainingData
-from bayesgen.maths.counts import category_counts
+from bayesgen.maths.counts import category_counts, feature_counts, missing_entries
 from bayesgen.maths.dirichlet import add_lambda, log, log_prob_terms, simplex_mode
 from bayesgen.maths.likelihood import categorical_log_likelihood
 
@@ -45,6 +52,7 @@ class CategoricalFamily(NaiveBayesFamily):
     estimator = "CategoricalNB"
     cli_name = "categorical"
     feature_kind = "categorical"
+    missing_values = True
     presentation = naive_bayes_presentation(
         top_parameter_label="P(feature = category | class)",
         ppc_variables=("class_category_freq",),
@@ -94,10 +102,10 @@ class CategoricalFamily(NaiveBayesFamily):
         )
 
     def smoothing_terms(self, statistics: xr.Dataset):
-        """Each (class, feature)'s category counts over the class's rows, K_n real outcomes;
-        the padding cells get probability 0."""
+        """Each (class, feature)'s category counts over the class's rows observed there, K_n
+        real outcomes; the padding cells get probability 0."""
         return (
-            statistics["class_count"].values[:, None, None],
+            self.cell_totals(statistics)[..., None],
             statistics["n_categories"].values[:, None],
             statistics["category_mask"].values,
         )
@@ -126,32 +134,38 @@ class CategoricalFamily(NaiveBayesFamily):
         return widen(first), widen(second)
 
     def prediction_features(self, estimates: xr.Dataset, X):
-        """Validate X as :class:`Family` does, and refuse codes beyond a feature's K_n."""
+        """Validate X as :class:`Family` does, and refuse codes beyond a feature's K_n; with
+        ``attrs["handle_unknown"] == "ignore"`` such a code is missing instead (NaN, in a
+        copy: the caller's X is never modified)."""
         X = super().prediction_features(estimates, X)
         codes = np.asarray(X.toarray() if sp.issparse(X) else X)
         n_cat = estimates["n_categories"].values
-        unseen = codes >= n_cat
+        with np.errstate(invalid="ignore"):  # a missing entry (NaN) is not unseen
+            unseen = codes >= n_cat
+        if np.any(unseen) and estimates.attrs.get("handle_unknown") == "ignore":
+            return np.where(unseen, np.nan, codes.astype(np.float64))
         if np.any(unseen):
             row, col = np.argwhere(unseen)[0]
             raise ValueError(
                 f"X: category code {int(codes[row, col])} of feature "
                 f"{str(estimates['feature'].values[col])!r} (row {row}) was not among the "
-                f"{int(n_cat[col])} categories at fit; refit with n_categories large enough."
+                f"{int(n_cat[col])} categories at fit; refit with n_categories large enough, "
+                "or pass handle_unknown='ignore' to treat it as missing."
             )
         return X
 
     def plug_in_log_joint(self, estimates: xr.Dataset, X) -> tuple[np.ndarray, np.ndarray | None]:
         class_order, log_class = self.class_log_terms(estimates)
         alpha, counts = self.feature_alpha(estimates), estimates["feature_count"].values
-        class_count = estimates["class_count"].values
+        totals = self.cell_totals(estimates)[..., None]
         mask = estimates["category_mask"].values
         n_cat = estimates["n_categories"].values[:, None]
         # The padding's weight is 0: 1 there keeps its (unused) log finite.
         weight = np.where(mask, self.prior_weights(estimates), 1.0)
-        order, log_p = log_prob_terms(counts, class_count[:, None, None], alpha, n_cat, weight)
+        order, log_p = log_prob_terms(counts, totals, alpha, n_cat, weight)
         log_p = np.where(mask, log_p, -np.inf)
-        joint = categorical_log_likelihood(X, log_class, log_p)
-        order_x = categorical_log_likelihood(X, class_order, np.where(mask, order, 0.0))
+        joint = observed_categorical(X, log_class, log_p)
+        order_x = observed_categorical(X, class_order, np.where(mask, order, 0.0))
         return joint, (order_x if np.any(order_x) else None)
 
     def concentrations(
@@ -186,12 +200,14 @@ class CategoricalFamily(NaiveBayesFamily):
     def draw_log_joint(self, estimates: xr.Dataset, X, draws: xr.Dataset) -> np.ndarray:
         mask = estimates["category_mask"].values
         log_prob = np.where(mask, log(draws["feature_prob"].values), -np.inf)
-        return categorical_log_likelihood(X, log(draws["class_prob"].values), log_prob)
+        return observed_categorical(X, log(draws["class_prob"].values), log_prob)
 
     # -- the row-level generative model ---------------------------------------------------
 
     def simulate_rows(self, estimates: xr.Dataset, X, y_codes, parameters, rng):
-        """x_in ~ Categorical(θ_{y_i} n) by inverting each cell's CDF with one uniform."""
+        """x_in ~ Categorical(θ_{y_i} n) by inverting each cell's CDF with one uniform; where
+        the training rows miss entries, the simulated rows miss the same ones (float codes
+        with NaN there)."""
         prob = np.asarray(parameters["feature_prob"], dtype=np.float64)
         prob = np.where(estimates["category_mask"].values, prob, 0.0)
         cdf = np.cumsum(prob, axis=-1)
@@ -203,16 +219,24 @@ class CategoricalFamily(NaiveBayesFamily):
             uniform = rng.random((len(codes), X.shape[1], 1))
             out[start : start + step] = (uniform >= cdf[codes]).sum(axis=-1)
         # A uniform of exactly 1 - ε past a rounded CDF stays within the real categories.
-        return np.minimum(out, estimates["n_categories"].values - 1)
+        out = np.minimum(out, estimates["n_categories"].values - 1)
+        missing = missing_entries(X)
+        return out if missing is None else np.where(missing, np.nan, out)
 
     def predictive_statistics(self, estimates: xr.Dataset, X, y_codes) -> dict:
         """``class_category_freq``: the share of each class's rows in each category of each
-        feature (whose posterior predictive mean is add-λ)."""
-        codes = np.asarray(X.toarray() if sp.issparse(X) else X, dtype=np.int64)
+        feature (whose posterior predictive mean is add-λ), over the rows observed there."""
         n_classes = estimates.sizes["class"]
+        missing = missing_entries(X)
+        if missing is None:
+            codes = np.asarray(X.toarray() if sp.issparse(X) else X, dtype=np.int64)
+            rows = np.bincount(y_codes, minlength=n_classes)[:, None, None]
+        else:  # category_counts leaves the NaN out
+            codes = X
+            rows = feature_counts((~missing).astype(np.float64), y_codes, n_classes)[..., None]
         counts = category_counts(codes, y_codes, n_classes, estimates["n_categories"].values)
         with np.errstate(invalid="ignore", divide="ignore"):
-            freq = counts / np.bincount(y_codes, minlength=n_classes)[:, None, None]
+            freq = counts / rows
         freq = np.where(estimates["category_mask"].values, freq, np.nan)
         return {"class_category_freq": (("class", "feature", "category"), freq)}
 
@@ -220,13 +244,13 @@ class CategoricalFamily(NaiveBayesFamily):
         """θ_kn | data ~ Dirichlet(N_k,n,c + λ) over the K_n real categories; the padding
         cells get no row (``keep`` False) and NaN moments."""
         counts = estimates["feature_count"].values.astype(np.float64)
-        class_count = estimates["class_count"].values.astype(np.float64)
+        totals = self.cell_totals(estimates).astype(np.float64)[..., None]
         keep = np.broadcast_to(estimates["category_mask"].values, counts.shape)
         n_categories = estimates["n_categories"].values[:, None]
         weight = self.prior_weights(estimates)
         closed = add_lambda(
             counts,
-            class_count[:, None, None],
+            totals,
             self.feature_alpha(estimates, alpha),
             n_categories,
             weight,
@@ -248,18 +272,24 @@ class CategoricalFamily(NaiveBayesFamily):
 
         Each feature is one draw, so the predictive is add-λ: (N_k,n,c + λ) / (N_k + K_n λ)
         for the other classes, and (N_k,n,x_in − 1 + λ) / (N_k − 1 + K_n λ) for the own
-        class, which loses row i's one count in each feature.
+        class, which loses row i's one count in each feature. With missing entries N_k is
+        each cell's observed rows, and row i leaves only the features it is observed at (its
+        missing ones add nothing).
         """
         alpha = self.feature_alpha(estimates)  # (class, 1, 1) with one λ per class
         counts = estimates["feature_count"].values.astype(np.float64)
         class_count = estimates["class_count"].values.astype(np.float64)
+        totals = self.cell_totals(estimates).astype(np.float64)  # (class, feature or 1)
         mask = estimates["category_mask"].values
         n_categories = estimates["n_categories"].values.astype(np.float64)
-        denominator = class_count[:, None, None] + n_categories[None, :, None] * alpha
+        denominator = totals[..., None] + n_categories[None, :, None] * alpha
         prior = np.broadcast_to(self.prior_pseudocounts(estimates), counts.shape)
         log_prob = np.where(
             mask, np.log(np.where(mask, counts + prior, 1.0) / denominator), -np.inf
         )
+        missing = missing_entries(X)
+        if missing is not None:
+            return self._loo_with_missing(estimates, X, y_codes, log_prob, prior, totals)
         codes = np.asarray(X.toarray() if sp.issparse(X) else X, dtype=np.int64)
         out = categorical_log_likelihood(codes, np.zeros(len(class_count)), log_prob)
         features = np.arange(codes.shape[1])
@@ -272,11 +302,48 @@ class CategoricalFamily(NaiveBayesFamily):
         ) - np.log(own_total).sum(axis=1)
         return out
 
+    def _loo_with_missing(self, estimates, X, y_codes, log_prob, prior, totals) -> np.ndarray:
+        """:meth:`loo_feature_log_likelihood` for a dense X with NaN: the own class's cells
+        lose row i's count only at its observed features."""
+        alpha = self.feature_alpha(estimates)
+        counts = estimates["feature_count"].values.astype(np.float64)
+        n_categories = estimates["n_categories"].values.astype(np.float64)
+        out = observed_categorical(X, np.zeros(counts.shape[0]), log_prob)
+        missing = np.isnan(X)
+        codes = np.where(missing, 0, X).astype(np.int64)
+        features = np.arange(codes.shape[1])
+        own_count = counts[y_codes[:, None], features[None, :], codes]  # (n, F)
+        own_prior = prior[y_codes[:, None], features[None, :], codes]
+        own_alpha = np.broadcast_to(np.ravel(alpha), (counts.shape[0],))[y_codes, None]
+        rows = np.broadcast_to(totals, counts.shape[:2])[y_codes]  # the own cells' rows
+        own_total = rows - 1.0 + n_categories[None, :] * own_alpha
+        with np.errstate(divide="ignore", invalid="ignore"):
+            terms = np.log(own_count - 1.0 + own_prior) - np.log(own_total)
+        out[np.arange(codes.shape[0]), y_codes] = np.where(missing, 0.0, terms).sum(axis=1)
+        return out
+
+
+def observed_categorical(codes, log_class_prob, log_feature_prob) -> np.ndarray:
+    """:func:`~bayesgen.maths.likelihood.categorical_log_likelihood` over the observed entries
+    of ``codes``: a missing entry (NaN) adds nothing. Without one, that function itself.
+
+    A missing entry reads an extra category of log-probability 0 appended to every feature.
+    """
+    missing = missing_entries(codes)
+    if missing is None:
+        return categorical_log_likelihood(codes, log_class_prob, log_feature_prob)
+    width = log_feature_prob.shape[-1]
+    extra = np.zeros((*log_feature_prob.shape[:-1], 1))
+    widened = np.concatenate([log_feature_prob, extra], axis=-1)
+    return categorical_log_likelihood(np.where(missing, width, codes), log_class_prob, widened)
+
 
 def _resolve_n_categories(X, n_categories, n_classes: int, feature_names) -> np.ndarray:
     """K_n per feature: checked ``n_categories``, or the largest code of X plus one."""
     # The largest codes stay floats until checked: a code of 1e20 does not fit in int64.
-    seen = np.asarray(X.max(axis=0).toarray() if sp.issparse(X) else X.max(axis=0)).ravel() + 1
+    # A missing entry (NaN) is no code: each column has an observed one (check_features).
+    largest = X.max(axis=0).toarray() if sp.issparse(X) else np.nanmax(X, axis=0)
+    seen = np.asarray(largest).ravel() + 1
     if n_categories is not None:
         given = _check_n_categories(n_categories, seen.size)
         too_small = np.flatnonzero(given < seen)

@@ -39,6 +39,10 @@ class MultinomialFamily(NaiveBayesFamily):
     estimator = "MultinomialNB"
     cli_name = "multinomial"
     feature_kind = "count"
+    missing_values = (
+        "a document with a missing word count has no known length, and the multinomial "
+        "likelihood of its words needs it (the counts of one document are not independent)"
+    )
     presentation = naive_bayes_presentation(
         top_parameter_label="P(word | class)",
         ppc_variables=("distinct_words",),

@@ -14,6 +14,14 @@ Naive Bayes (counts N, class totals N_k, smoothing λ = ``alpha``):
 These are the posterior means under Dirichlet(a) / Beta(λ, λ) / Dirichlet(λ) priors; the
 ``*_mle`` variables are the same with λ = 0.
 
+Missing entries (the Bernoulli and categorical blocks, ``missing_values = True``): under
+missing at random a missing entry's factor drops out of the likelihood, so each (class,
+feature) cell counts only the rows observed in it. Where X has a NaN the statistics hold
+``cell_count`` (class, feature) = Σ_i w_i [y_i = k, x_ij observed], and every formula takes it
+in place of the class's rows N_k (:meth:`NaiveBayesFamily.cell_totals`): the Beta posterior
+of a Bernoulli cell is (N_jk + λ, cell_count − N_jk + λ), a categorical feature's total is
+the sum of its category counts. Without a NaN there is no ``cell_count`` and nothing changes.
+
 With ``prior_mean="pooled"`` the feature prior has a shared mean instead of a uniform one,
 the hierarchical Dirichlet of MacKay & Peto (1995): Dirichlet(λ O m) over each simplex of O
 outcomes, m the add-½ frequencies of the training counts pooled over the classes (Beta(2λ m,
@@ -45,9 +53,12 @@ from bayesgen.families.results import Variable, dirichlet_marginal
 from bayesgen.input.alpha import check_class_smoothing, check_smoothing
 from bayesgen.input.data import TrainingData
 from bayesgen.input.statistics import check_mergeable, total_weight, training_data
-from bayesgen.maths.counts import class_counts
+from bayesgen.maths.counts import class_counts, observed_counts
 from bayesgen.maths.dirichlet import add_lambda, dirichlet_draws, mode_of, per_class
 from bayesgen.maths.evidence import DirichletEvidence
+
+#: The statistic of fits with missing entries: the rows observed in each (class, feature) cell.
+CELL_COUNT = "cell_count"
 
 
 @dataclass
@@ -205,7 +216,8 @@ class NaiveBayesFamily(FeaturePrior, Family):
         Returns
         -------
         xarray.Dataset
-            The variables of :attr:`statistics` and attrs ``model``, ``n_samples`` (the total
+            The variables of :attr:`statistics` (and ``cell_count`` where an entry of X is
+            missing, see the module's docstring) and attrs ``model``, ``n_samples`` (the total
             weight), ``feature_names_given`` (and ``binarize``).
         """
         # Only binary features have a threshold; elsewhere binarize stays in model_options,
@@ -219,11 +231,15 @@ class NaiveBayesFamily(FeaturePrior, Family):
             feature_names=feature_names,
             sample_weight=sample_weight,
             classes=classes,
+            missing=self.missing_values,  # True, or the reason a NaN is refused
         )
         class_count = class_counts(data.y, len(data.classes), data.sample_weight)
         features = self.feature_statistics(data, class_count, **model_options)
         variables = {"class_count": (("class",), class_count)}
         variables.update(features.variables)
+        cells = observed_counts(data.X, data.y, len(data.classes), data.sample_weight)
+        if cells is not None:  # some entry is missing: each cell counts its observed rows
+            variables["cell_count"] = (("class", "feature"), cells)
         variables["feature_count"] = (features.dims, features.counts)
         coords = {"class": data.classes, "feature": data.feature_names, **features.coords}
         attrs = {
@@ -265,6 +281,8 @@ class NaiveBayesFamily(FeaturePrior, Family):
         for name in self.statistics:
             if name not in ("class_count", "feature_count"):
                 variables[name] = statistics[name]
+        if CELL_COUNT in statistics:
+            variables[CELL_COUNT] = statistics[CELL_COUNT]
         counts = statistics["feature_count"]
         totals, n_outcomes, mask = self.smoothing_terms(statistics)
         weight = self.prior_weight_of(statistics, prior_mean)
@@ -299,6 +317,11 @@ class NaiveBayesFamily(FeaturePrior, Family):
         for name in ("class_count", "feature_count"):
             # Plain arrays: the coords were checked equal, and xarray would align them anyway.
             merged[name] = (first[name].dims, first[name].values + second[name].values)
+        if CELL_COUNT in first or CELL_COUNT in second:  # a chunk had missing entries
+            merged[CELL_COUNT] = (
+                ("class", "feature"),
+                self.cell_totals(first) + self.cell_totals(second),
+            )
         merged.attrs = dict(first.attrs)
         merged.attrs["n_samples"] = total_weight(merged["class_count"].values)
         return merged
@@ -309,6 +332,22 @@ class NaiveBayesFamily(FeaturePrior, Family):
         """Two statistics Datasets brought to the same shape before their counts add
         (default: as they are)."""
         return first, second
+
+    def statistics_of(self, estimates: xr.Dataset) -> xr.Dataset:
+        """:meth:`Family.statistics_of <bayesgen.families.base.Family.statistics_of>`, with
+        ``cell_count`` where the fit had missing entries."""
+        statistics = super().statistics_of(estimates)
+        if CELL_COUNT in estimates:
+            statistics[CELL_COUNT] = estimates[CELL_COUNT]
+        return statistics
+
+    def cell_totals(self, statistics: xr.Dataset) -> np.ndarray:
+        """The rows each (class, feature) cell counts, shape (n_classes, n_features) or, without
+        missing entries, (n_classes, 1): ``cell_count`` where X had a NaN (the rows observed
+        there), else the class's rows N_k for every feature."""
+        if CELL_COUNT in statistics:
+            return statistics[CELL_COUNT].values
+        return statistics["class_count"].values[:, None]
 
     @abstractmethod
     def smoothing_terms(self, statistics: xr.Dataset):

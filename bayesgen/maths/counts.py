@@ -16,6 +16,8 @@ __all__ = [
     "class_means",
     "class_means_and_scatter",
     "feature_counts",
+    "missing_entries",
+    "observed_counts",
 ]
 
 
@@ -65,11 +67,58 @@ def feature_counts(X, y: np.ndarray, n_classes: int, weights=None) -> np.ndarray
     return counts
 
 
+def missing_entries(X) -> np.ndarray | None:
+    """Where rows X miss an entry (NaN), as a boolean array of X's shape; None where none is
+    missing (a sparse X never misses one: its unstored entries are zeros).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayesgen.maths.counts import missing_entries
+    >>> missing_entries(np.array([[1.0, np.nan]])).tolist()
+    [[False, True]]
+    >>> missing_entries(np.array([[1, 0]])) is None
+    True
+    """
+    if sp.issparse(X):
+        return None
+    X = np.asarray(X)
+    if X.dtype.kind not in "fc":
+        return None
+    missing = np.isnan(X)
+    return missing if missing.any() else None
+
+
+def observed_counts(X, y: np.ndarray, n_classes: int, weights=None) -> np.ndarray | None:
+    """Per (class, feature) the rows observed there, Σ_{i: y_i = k} w_i [x_ij is not NaN], shape
+    (n_classes, n_features); None where no entry is missing (sparse X never has one).
+
+    A missing entry's factor drops out of a naive Bayes likelihood, so each cell's posterior
+    counts the rows observed in it: this is the number of trials of a Bernoulli cell and the
+    total of a categorical one, in place of the class's rows N_k.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayesgen.maths.counts import observed_counts
+    >>> X = np.array([[1.0, np.nan], [0.0, 1.0], [np.nan, np.nan], [1.0, 0.0]])
+    >>> observed_counts(X, np.array([0, 0, 1, 1]), 2).tolist()
+    [[2.0, 1.0], [1.0, 1.0]]
+    >>> observed_counts(np.ones((2, 2)), np.array([0, 1]), 2) is None
+    True
+    """
+    missing = missing_entries(X)
+    if missing is None:
+        return None
+    return feature_counts((~missing).astype(np.float64), y, n_classes, weights)
+
+
 def category_counts(
     X, y: np.ndarray, n_classes: int, n_categories: np.ndarray, weights=None
 ) -> np.ndarray:
     """Counts N_k,n,c of category c of feature n within class k, zero-padded to the widest feature
-    (with ``weights``, the sum of the weights of those rows).
+    (with ``weights``, the sum of the weights of those rows). A missing entry (NaN) is counted
+    in no category.
 
     Returns
     -------
@@ -86,11 +135,19 @@ def category_counts(
     >>> counts[0].tolist()  # class 0: feature 0 has codes 0 and 1, feature 1 code 2 twice
     [[1.0, 1.0, 0.0], [0.0, 0.0, 2.0]]
     """
-    codes = np.asarray(X.toarray() if sp.issparse(X) else X, dtype=np.int64)
+    values = X.toarray() if sp.issparse(X) else np.asarray(X)
+    missing = missing_entries(values)
+    if missing is not None:
+        values = np.where(missing, 0.0, values)
+    codes = values.astype(np.int64)
     n_features = codes.shape[1]
     width = int(n_categories.max())
     flat = (y[:, None] * n_features + np.arange(n_features)) * width + codes
     cell_weights = None if weights is None else np.repeat(weights, n_features)
+    if missing is not None:  # the observed entries only
+        observed = ~missing.ravel()
+        flat = flat.ravel()[observed]
+        cell_weights = None if cell_weights is None else cell_weights[observed]
     counts = np.bincount(
         flat.ravel(), weights=cell_weights, minlength=n_classes * n_features * width
     )
