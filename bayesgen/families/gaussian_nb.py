@@ -16,6 +16,12 @@ where a feature is constant within a class, by b₀ in units of the feature's ow
 and κ₀, a₀ and r (b₀_j = a₀ r s²_j) are those that maximise the evidence
 (:func:`~bayesgen.maths.normal_inverse_gamma.evidence_prior`).
 
+Missing entries (NaN in a dense X) are integrated out, missing at random: a cell's statistics
+are over the rows of its class where the feature is observed, with their own count n_kj
+(``cell_count``, present only where X had a missing entry; without one the statistics are
+exactly those of complete data), every closed form holds per cell with n_kj in place of N_k,
+and a row's missing features drop out of its likelihood and its predictions.
+
 This module is the whole of the block (a :class:`~bayesgen.families.base.Family`); its PyMC
 model, on the statistics, is in :mod:`bayesgen.families.gaussian_nb_pymc`.
 """
@@ -45,6 +51,8 @@ if TYPE_CHECKING:
     import pymc as pm
 
 CELL = ("class", "feature")
+#: The statistic of data with missing entries: the (weighted) observed rows of each cell.
+CELL_COUNT = "cell_count"
 NIG = "normal–inverse-gamma"
 NO_MU_MEAN = "mean not compared: its Monte Carlo error needs Var(μ) to exist, a_n > 1"
 NO_MU_SD = "SD not compared: its Monte Carlo error needs a finite fourth moment, a_n > 2"
@@ -73,6 +81,7 @@ class GaussianNaiveBayesFamily(Family):
     estimator = "GaussianNB"
     cli_name = "gaussian"
     feature_kind = "real"
+    missing_values = True
     parameters: ClassVar[dict[str, tuple[str, ...]]] = {
         "class_prob": ("class",),
         "mu": CELL,
@@ -117,7 +126,12 @@ class GaussianNaiveBayesFamily(Family):
     ) -> xr.Dataset:
         """The (weighted) class counts N_k, class means x̄_kj and sums of squares S_kj of X, y
         (:func:`~bayesgen.maths.normal_inverse_gamma.class_moments`); ``classes``
-        (``partial_fit``) fixes the class coordinate, a class without rows having zeros."""
+        (``partial_fit``) fixes the class coordinate, a class without rows having zeros.
+
+        Where X has missing entries (NaN) the means and sums of squares are over each cell's
+        observed rows and ``cell_count`` (class, feature) holds their weight
+        (:func:`~bayesgen.maths.normal_inverse_gamma.cell_moments`); without one the Dataset
+        has no ``cell_count``."""
         data = training_data(
             X,
             y,
@@ -125,36 +139,67 @@ class GaussianNaiveBayesFamily(Family):
             feature_names=feature_names,
             sample_weight=sample_weight,
             classes=classes,
+            missing=True,
         )
-        count, mean, sum_squares = nig.class_moments(
-            data.X, data.y, len(data.classes), data.sample_weight
-        )
+        cells = None
+        if np.isnan(data.X).any():
+            count, cells, mean, sum_squares = nig.cell_moments(
+                data.X, data.y, len(data.classes), data.sample_weight
+            )
+        else:
+            count, mean, sum_squares = nig.class_moments(
+                data.X, data.y, len(data.classes), data.sample_weight
+            )
         return self._statistics_dataset(
             count,
             mean,
             sum_squares,
             coords={"class": data.classes, "feature": data.feature_names},
             attrs={"feature_names_given": int(data.names_given)},
+            cells=cells,
         )
 
     def merge_statistics(self, first: xr.Dataset, second: xr.Dataset) -> xr.Dataset:
         """The statistics of the union of two sets of rows: counts add, means and sums of
         squares by Chan's parallel update (:func:`~bayesgen.maths.normal_inverse_gamma.
-        merge_moments`)."""
+        merge_moments`), cell by cell where either holds ``cell_count``."""
         check_mergeable(first, second)
-        count, mean, sum_squares = nig.merge_moments(
-            *(tuple(part[name].values for name in self.statistics) for part in (first, second))
+        coords = first[list(self.statistics)].coords
+        if CELL_COUNT not in first and CELL_COUNT not in second:
+            count, mean, sum_squares = nig.merge_moments(
+                *(tuple(part[name].values for name in self.statistics) for part in (first, second))
+            )
+            return self._statistics_dataset(
+                count, mean, sum_squares, coords=coords, attrs=first.attrs
+            )
+        cells, mean, sum_squares = nig.merge_moments(
+            *(
+                (cell_counts(part), part["class_mean"].values, part["sum_squares"].values)
+                for part in (first, second)
+            )
         )
+        count = first["class_count"].values + second["class_count"].values
         return self._statistics_dataset(
-            count, mean, sum_squares, coords=first[list(self.statistics)].coords, attrs=first.attrs
+            count, mean, sum_squares, coords=coords, attrs=first.attrs, cells=cells
         )
 
-    def _statistics_dataset(self, count, mean, sum_squares, *, coords, attrs) -> xr.Dataset:
+    def statistics_of(self, estimates: xr.Dataset) -> xr.Dataset:
+        """The base class's, with ``cell_count`` where the fit has missing entries."""
+        statistics = super().statistics_of(estimates)
+        if CELL_COUNT in estimates:
+            statistics[CELL_COUNT] = estimates[CELL_COUNT]
+        return statistics
+
+    def _statistics_dataset(
+        self, count, mean, sum_squares, *, coords, attrs, cells=None
+    ) -> xr.Dataset:
         variables = {
             "class_count": (("class",), count),
             "class_mean": (CELL, mean),
             "sum_squares": (CELL, sum_squares),
         }
+        if cells is not None:
+            variables[CELL_COUNT] = (CELL, cells)
         attrs = {**attrs, "model": self.name, "n_samples": total_weight(count)}
         return xr.Dataset(variables, coords=coords, attrs=attrs)
 
@@ -175,7 +220,8 @@ class GaussianNaiveBayesFamily(Family):
             Dirichlet concentration of the class prior; 0 gives π_k = N_k / N.
         prior : NormalInverseGamma, "evidence" or None
             The prior of every cell; None is the default ``NormalInverseGamma()``, whose
-            data-centred m₀ and b₀ come from the overall moments the statistics give.
+            data-centred m₀ and b₀ come from the overall moments the statistics give (over
+            the observed entries, where some are missing).
             "evidence": m₀ the overall mean and b₀_j = a₀ r s²_j, with κ₀, a₀ and r those
             that maximise the evidence of the statistics
             (:func:`~bayesgen.maths.normal_inverse_gamma.evidence_prior`).
@@ -184,7 +230,8 @@ class GaussianNaiveBayesFamily(Family):
         -------
         xarray.Dataset
             The statistics; ``class_prob``, ``mu`` and ``var`` (the posterior means) with
-            their ``*_mle`` (N_k / N, x̄_kj and S_kj / N_k; NaN for a class without rows);
+            their ``*_mle`` (N_k / N, x̄_kj and S_kj / n_kj; NaN for a cell without rows),
+            n_kj the cell's count (``cell_count`` where entries are missing, else N_k);
             ``prior_mean`` m₀ and ``prior_scale`` b₀ (feature), attrs ``prior_kappa`` κ₀ and
             ``prior_shape`` a₀. With ``prior="evidence"`` also attrs ``prior_strength``
             ("evidence") and ``prior_variance_ratio`` r, and, where the evidence still
@@ -194,7 +241,7 @@ class GaussianNaiveBayesFamily(Family):
         Raises
         ------
         ValueError
-            For a cell whose E[σ²] does not exist (a₀ + N_k / 2 ≤ 1), or a prior that does
+            For a cell whose E[σ²] does not exist (a₀ + n_kj / 2 ≤ 1), or a prior that does
             not resolve (:meth:`NormalInverseGamma.resolve_moments`).
         TypeError
             For a prior that is none of the above (ValueError for a string).
@@ -202,12 +249,14 @@ class GaussianNaiveBayesFamily(Family):
         class_alpha = check_smoothing(class_alpha, "class_alpha")
         prior = DEFAULT_PRIOR if prior is None else prior
         count = statistics["class_count"].values
+        # Per class where every entry is observed (exactly today's arithmetic), else per cell.
+        counts = statistics[CELL_COUNT].values if CELL_COUNT in statistics else count
         mean = statistics["class_mean"].values
         sum_squares = statistics["sum_squares"].values
         feature_names = statistics["feature"].values
         chosen = {}
         if isinstance(prior, str) and prior == EVIDENCE:
-            resolved, choice = nig.evidence_prior(count, mean, sum_squares, feature_names)
+            resolved, choice = nig.evidence_prior(counts, mean, sum_squares, feature_names)
             chosen = {
                 "prior_strength": EVIDENCE,
                 "prior_variance_ratio": choice.values["variance_ratio"],
@@ -216,19 +265,22 @@ class GaussianNaiveBayesFamily(Family):
                 chosen["prior_evidence_bound"] = describe_bounds(choice, _SYMBOLS, _MEANINGS)
         elif isinstance(prior, NormalInverseGamma):
             resolved = prior.resolve_moments(
-                *nig.overall_moments(count, mean, sum_squares), feature_names
+                *nig.overall_moments(counts, mean, sum_squares), feature_names
             )
         else:
             error = ValueError if isinstance(prior, str) else TypeError  # a misspelt option
             raise error(
                 f"prior: expected None, 'evidence' or a bayesgen NormalInverseGamma; got {prior!r}."
             )
-        posterior = nig.posterior(count, mean, sum_squares, resolved)
-        _check_mean_variance_exists(posterior["shape"][:, 0], count, statistics["class"].values)
-        empty = (count == 0)[:, None]
-        with np.errstate(invalid="ignore", divide="ignore"):  # NaN for a class without rows
-            var_mle = sum_squares / count[:, None]
+        posterior = nig.posterior(counts, mean, sum_squares, resolved)
+        _check_mean_variance_exists(posterior["shape"], cell_counts(statistics), statistics)
+        cells = cell_counts(statistics)
+        empty = cells == 0
+        with np.errstate(invalid="ignore", divide="ignore"):  # NaN for a cell without rows
+            var_mle = sum_squares / cells
         variables = {name: statistics[name] for name in self.statistics}
+        if CELL_COUNT in statistics:
+            variables[CELL_COUNT] = statistics[CELL_COUNT]
         variables |= CLASS_PRIOR.estimates(count, class_alpha)
         variables |= {
             "mu": (CELL, posterior["mean"]),
@@ -252,7 +304,8 @@ class GaussianNaiveBayesFamily(Family):
         return xr.Dataset(variables, coords=coords, attrs=attrs)
 
     def plug_in_log_joint(self, estimates: xr.Dataset, X) -> tuple[np.ndarray, None]:
-        """log π_k + Σ_j log N(x_j | μ_kj, σ²_kj) at the posterior means."""
+        """log π_k + Σ_j log N(x_j | μ_kj, σ²_kj) at the posterior means, over the observed
+        features of each row."""
         joint = _normal_log_joint(
             np.asarray(X, dtype=np.float64),
             estimates["class_prob"].values[None],
@@ -263,17 +316,18 @@ class GaussianNaiveBayesFamily(Family):
 
     def predictive_log_joint(self, estimates: xr.Dataset, X) -> np.ndarray:
         """log E[π_k | data] + Σ_j log of each cell's Student-t predictive (μ and σ²
-        integrated out; π is independent of them a posteriori)."""
+        integrated out; π is independent of them a posteriori), over the observed features
+        of each row."""
         density = nig.predictive_log_density(X, posterior_parameters(estimates))
         return density + np.log(estimates["class_prob"].values)[None, :]
 
     def log_evidence(self, estimates: xr.Dataset) -> float:
         """log p(y | a) + Σ_kj log p(x_·j of class k | prior): the labels' Dirichlet term and
-        every cell's normal–inverse-gamma evidence
+        every cell's normal–inverse-gamma evidence of its observed entries
         (:func:`~bayesgen.maths.normal_inverse_gamma.log_evidence`)."""
         labels = CLASS_PRIOR.log_evidence(estimates, estimates.attrs["class_alpha"])
         cells = nig.log_evidence(
-            estimates["class_count"].values,
+            cell_counts(estimates),
             resolved_prior(estimates),
             posterior_parameters(estimates),
         )
@@ -325,8 +379,8 @@ class GaussianNaiveBayesFamily(Family):
         self, estimates: xr.Dataset, X, y_codes: np.ndarray, *, options: dict | None = None
     ) -> np.ndarray:
         """log p(x_i, y = k | D without row i): π's leave-one-out term plus every cell's
-        Student-t predictive, where only row i's own class loses it
-        (:func:`~bayesgen.maths.normal_inverse_gamma.leave_one_out_log_density`)."""
+        Student-t predictive, where only row i's own class loses it, in the cells row i is
+        observed in (:func:`~bayesgen.maths.normal_inverse_gamma.leave_one_out_log_density`)."""
         y_codes = np.asarray(y_codes)
         density = nig.leave_one_out_log_density(X, y_codes, posterior_parameters(estimates))
         return CLASS_PRIOR.loo_log_prob(estimates, y_codes) + density
@@ -341,7 +395,8 @@ class GaussianNaiveBayesFamily(Family):
         return gaussian_nb_pymc_model(estimates)
 
     def draw_log_joint(self, estimates: xr.Dataset, X, draws: xr.Dataset) -> np.ndarray:
-        """log π_k + Σ_j log N(x_j | μ_kj, σ²_kj) for every draw, in full (nothing left out)."""
+        """log π_k + Σ_j log N(x_j | μ_kj, σ²_kj) for every draw, in full (nothing left out),
+        over the observed features of each row."""
         return _normal_log_joint(
             np.asarray(X, dtype=np.float64),
             draws["class_prob"].transpose("draw", "class").values.astype(np.float64),
@@ -350,15 +405,25 @@ class GaussianNaiveBayesFamily(Family):
         )
 
     def simulate_rows(self, estimates: xr.Dataset, X, y_codes, parameters, rng):
-        """x_ij ~ N(μ_{y_i} j, σ²_{y_i} j), independently."""
+        """x_ij ~ N(μ_{y_i} j, σ²_{y_i} j), independently; NaN where X is missing, so that
+        every simulated data set keeps the training rows' pattern of missing entries."""
         mu = np.asarray(parameters["mu"], dtype=np.float64)[y_codes]
         sd = np.sqrt(np.asarray(parameters["var"], dtype=np.float64)[y_codes])
-        return mu + sd * rng.standard_normal(mu.shape)
+        rows = mu + sd * rng.standard_normal(mu.shape)
+        missing = np.isnan(np.asarray(X, dtype=np.float64))
+        return np.where(missing, np.nan, rows) if missing.any() else rows
 
     def predictive_statistics(self, estimates: xr.Dataset, X, y_codes) -> dict:
-        """``class_feature_mean``: each feature's mean within each class."""
-        means = class_means(X, y_codes, estimates.sizes["class"], empty=np.nan)
-        return {"class_feature_mean": (CELL, means)}
+        """``class_feature_mean``: each feature's mean within each class (over its observed
+        entries; NaN for a cell without any)."""
+        X = np.asarray(X, dtype=np.float64)
+        n_classes = estimates.sizes["class"]
+        missing = np.isnan(X)
+        if not missing.any():
+            means = class_means(X, y_codes, n_classes, empty=np.nan)
+            return {"class_feature_mean": (CELL, means)}
+        _, cells, means, _ = nig.cell_moments(X, np.asarray(y_codes), n_classes)
+        return {"class_feature_mean": (CELL, np.where(cells > 0, means, np.nan))}
 
     # -- the comparison --------------------------------------------------------------------
 
@@ -442,7 +507,8 @@ class GaussianNaiveBayesFamily(Family):
 
     def feature_scores(self, estimates: xr.Dataset) -> np.ndarray:
         """How far the class means of each feature lie from its overall mean, in pooled
-        within-class standard deviations (the largest over the classes)."""
+        within-class standard deviations (the largest over the classes; over the observed
+        entries where some are missing)."""
         return np.abs(_standardised_means(estimates, estimates["mu"])).max(axis=0).values
 
     def top_parameters(self, estimates: xr.Dataset, posterior: xr.Dataset) -> TopParameters:
@@ -479,11 +545,20 @@ def _parameters(estimates: xr.Dataset, *, posterior: bool) -> dict:
     if not posterior:
         return nig.prior_parameters(prior, estimates.sizes["class"])
     return nig.posterior(
-        estimates["class_count"].values,
+        cell_counts(estimates),
         estimates["class_mean"].values,
         estimates["sum_squares"].values,
         prior,
     )
+
+
+def cell_counts(statistics: xr.Dataset) -> np.ndarray:
+    """Each cell's (weighted) count of observed rows, (class, feature) or (class, 1):
+    ``cell_count`` where the data had missing entries, else the class counts N_k as a column
+    (every entry observed), which broadcasts against the cells."""
+    if CELL_COUNT in statistics:
+        return statistics[CELL_COUNT].values.astype(np.float64)
+    return statistics["class_count"].values.astype(np.float64)[:, None]
 
 
 # --------------------------------------------------------------------------------------------
@@ -503,6 +578,19 @@ def _normal_log_joint(X: np.ndarray, class_prob, mu, var) -> np.ndarray:
     precision = 1.0 / var
     # Draws of π that underflowed to 0 (float32) are clipped to the smallest normal number.
     log_class_prob = np.log(np.maximum(class_prob, np.finfo(np.float64).tiny))
+    missing = np.isnan(X)
+    if missing.any():
+        # Each row's terms over its observed features: a missing x_j is 0 in the products,
+        # and the constant terms of feature j count only where x_j is observed.
+        observed = (~missing).astype(np.float64)
+        values = np.where(missing, 0.0, X)
+        per_feature = np.log(2.0 * np.pi) + np.log(var) + np.square(mu) * precision
+        constant = log_class_prob[:, None, :] - 0.5 * np.einsum(
+            "nj,skj->snk", observed, per_feature
+        )
+        linear = np.einsum("nj,skj->snk", values, mu * precision)
+        quadratic = np.einsum("nj,skj->snk", np.square(values), precision)
+        return constant + linear - 0.5 * quadratic
     constant = log_class_prob - 0.5 * (
         n_features * np.log(2.0 * np.pi)
         + np.log(var).sum(axis=-1)
@@ -515,7 +603,15 @@ def _normal_log_joint(X: np.ndarray, class_prob, mu, var) -> np.ndarray:
 
 def _standardised_means(estimates: xr.Dataset, mu: xr.DataArray) -> xr.DataArray:
     """(μ_kj − c_j) / s_j: c the overall mean, s² the pooled within-class variance (s = 1 for
-    a feature constant within every class)."""
+    a feature constant within every class); over the observed entries where some are
+    missing."""
+    if CELL_COUNT in estimates:
+        cells = estimates[CELL_COUNT].values.astype(np.float64)
+        total = cells.sum(axis=0)
+        center = (cells * estimates["class_mean"].values).sum(axis=0) / total
+        scale = np.sqrt(estimates["sum_squares"].values.sum(axis=0) / total)
+        scale = np.where(scale > 0, scale, 1.0)
+        return (mu - xr.DataArray(center, dims="feature")) / xr.DataArray(scale, dims="feature")
     count = estimates["class_count"].values.astype(np.float64)
     center = count @ estimates["class_mean"].values / count.sum()
     scale = np.sqrt(estimates["sum_squares"].values.sum(axis=0) / count.sum())
@@ -523,13 +619,25 @@ def _standardised_means(estimates: xr.Dataset, mu: xr.DataArray) -> xr.DataArray
     return (mu - xr.DataArray(center, dims="feature")) / xr.DataArray(scale, dims="feature")
 
 
-def _check_mean_variance_exists(shape, count, classes) -> None:
-    """E[σ²_kj] = b_n / (a_n − 1) exists only for a_n = a₀ + N_k / 2 > 1."""
-    bad = np.flatnonzero(shape <= 1.0)
-    if bad.size:
-        k = bad[0]
-        raise ValueError(
-            f"prior shape: class {str(classes[k])!r} has N_k = {count[k]:g} samples, and "
-            f"a₀ + N_k / 2 = {shape[k]:g} ≤ 1 leaves its posterior mean variance undefined; "
-            f"use shape > {1.0 - count[k] / 2:g} (the default is 1.5)."
+def _check_mean_variance_exists(shape, cells, statistics: xr.Dataset) -> None:
+    """E[σ²_kj] = b_n / (a_n − 1) exists only for a_n = a₀ + n_kj / 2 > 1, n_kj the cell's
+    count (N_k where no entry is missing)."""
+    bad = np.argwhere(shape <= 1.0)
+    if not bad.size:
+        return
+    k, j = bad[0]
+    count = cells[k, 0 if cells.shape[1] == 1 else j]
+    where = f"class {str(statistics['class'].values[k])!r} has N_k = {count:g} samples"
+    symbol = "N_k"
+    if CELL_COUNT in statistics:
+        feature = str(statistics["feature"].values[j])
+        where = (
+            f"class {str(statistics['class'].values[k])!r} has n = {count:g} samples with "
+            f"feature {feature!r} observed"
         )
+        symbol = "n"
+    raise ValueError(
+        f"prior shape: {where}, and a₀ + {symbol} / 2 = {shape[k, j]:g} ≤ 1 leaves its "
+        f"posterior mean variance undefined; use shape > {1.0 - count / 2:g} (the default is "
+        "1.5)."
+    )

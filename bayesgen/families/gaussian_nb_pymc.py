@@ -37,6 +37,10 @@ def gaussian_nb_pymc_model(estimates: xr.Dataset) -> pm.Model:
     So the posterior is that of the per-row model, at a cost that does not grow with the rows;
     both observed variables stay random variables that PyMC simulates.
 
+    With missing entries (``cell_count`` in ``estimates``) each cell's statistics are those of
+    its observed rows and N_k is that cell's count n_kj: a missing entry's factor integrates to
+    1, and a cell without an observed row contributes nothing (its μ and σ² keep the prior).
+
     Parameters
     ----------
     estimates : xarray.Dataset
@@ -45,6 +49,8 @@ def gaussian_nb_pymc_model(estimates: xr.Dataset) -> pm.Model:
         ``prior_shape``).
     """
     _, class_alpha = positive_priors(estimates, needs_alpha=False)
+    if "cell_count" in estimates:
+        return _cell_model(estimates, class_alpha)
     count = estimates["class_count"].values.astype(np.float64)
     has_rows = count > 0
     cell = block_dims("class", "feature")
@@ -75,6 +81,40 @@ def gaussian_nb_pymc_model(estimates: xr.Dataset) -> pm.Model:
                 sigma=pt.sqrt(var[present] / n[present]),
                 observed=estimates["class_mean"].values[present],
             )
+        pm.CustomDist(
+            "sum_squares",
+            pt.maximum(n - 1.0, 0.0) / 2.0,
+            1.0 / (2.0 * var),
+            dist=_gamma,
+            logp=_gamma_kernel,
+            observed=estimates["sum_squares"].values,
+            dims=cell,
+        )
+    return model
+
+
+def _cell_model(estimates: xr.Dataset, class_alpha) -> pm.Model:
+    """:func:`gaussian_nb_pymc_model` with a count n_kj per cell (data with missing entries)."""
+    cells = estimates["cell_count"].values.astype(np.float64)
+    present = np.nonzero(cells > 0)
+    cell = block_dims("class", "feature")
+    with block_model(estimates) as model:
+        class_prob_prior(estimates, class_alpha)
+        feature = block_dims("feature")
+        prior_mean = pm.Data("prior_mean", estimates["prior_mean"].values, dims=feature)
+        prior_scale = pm.Data("prior_scale", estimates["prior_scale"].values, dims=feature)
+        prior_kappa = pm.Data("prior_kappa", float(estimates.attrs["prior_kappa"]))
+        prior_shape = pm.Data("prior_shape", float(estimates.attrs["prior_shape"]))
+        var = pm.InverseGamma("var", alpha=prior_shape, beta=prior_scale, dims=cell)
+        mu = pm.Normal("mu", mu=prior_mean, sigma=pt.sqrt(var / prior_kappa), dims=cell)
+        n = pm.Data("cell_count", cells, dims=cell)
+        # Only the cells with an observed row have a mean to observe.
+        pm.Normal(
+            "class_mean",
+            mu=mu[present],
+            sigma=pt.sqrt(var[present] / n[present]),
+            observed=estimates["class_mean"].values[present],
+        )
         pm.CustomDist(
             "sum_squares",
             pt.maximum(n - 1.0, 0.0) / 2.0,

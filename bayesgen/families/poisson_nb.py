@@ -28,6 +28,13 @@ The rate prior
     likelihood: a₀ large where the rates of the classes and features are alike (a₀ → ∞ is
     one rate for all), small where they spread.
 
+Missing entries (NaN in a dense X) are integrated out, missing at random: S_kj and
+Σ_i log x_ij! run over the observed entries and each cell's exposure is n_kj, the (weighted)
+rows of class k where feature j is observed (``cell_count``, present only where X had a
+missing entry), in place of N_k: λ_kj | data ~ Gamma(a₀ + S_kj, b₀ + n_kj), and a row's
+missing features drop out of its likelihood and its predictions. The default prior's m̄ is
+then the mean of the observed entries.
+
 Counts need not be whole: a fractional x (a weight) enters the same kernel λˣ e^(−λ) / Γ(x + 1),
 a weighted likelihood for which every closed form above holds; the PyMC model then takes the
 sums through a potential, which it cannot simulate.
@@ -47,6 +54,7 @@ import bayesgen.maths.gamma_poisson as gamma_poisson
 from bayesgen.families.base import Family
 from bayesgen.families.class_prior import CLASS_PRIOR
 from bayesgen.families.expected import Expected, reason_array
+from bayesgen.families.gaussian_nb import CELL_COUNT, cell_counts
 from bayesgen.families.presentation import Presentation, TopParameters
 from bayesgen.families.results import Marginal, Variable
 from bayesgen.input.alpha import check_gamma_prior, check_smoothing
@@ -96,9 +104,7 @@ def evidence_rate_prior(statistics: xr.Dataset) -> tuple[float, float, dict]:
     >>> round(shape, 3), round(shape / rate, 3), attrs
     (1.068, 5.75, {'rate_prior_strength': 'evidence'})
     """
-    choice = gamma_poisson_strength(
-        statistics["feature_count"].values, statistics["class_count"].values
-    )
+    choice = gamma_poisson_strength(statistics["feature_count"].values, _exposures(statistics))
     shape = choice.values["shape"]
     attrs = {"rate_prior_strength": EVIDENCE}
     if choice.at_bound:
@@ -107,12 +113,23 @@ def evidence_rate_prior(statistics: xr.Dataset) -> tuple[float, float, dict]:
 
 
 def default_rate_prior(statistics: xr.Dataset) -> tuple[float, float]:
-    """Gamma(1, 1 / m̄), m̄ the mean count per row and feature of the statistics' rows; Gamma(1,
-    1) where they hold no count (see the module docstring)."""
+    """Gamma(1, 1 / m̄), m̄ the mean count per row and feature of the statistics' rows (per
+    observed entry where some are missing); Gamma(1, 1) where they hold no count (see the
+    module docstring)."""
     total = float(statistics["feature_count"].values.sum())
-    cells = float(statistics["class_count"].values.sum()) * statistics.sizes["feature"]
+    if CELL_COUNT in statistics:
+        cells = float(statistics[CELL_COUNT].values.sum())
+    else:
+        cells = float(statistics["class_count"].values.sum()) * statistics.sizes["feature"]
     mean_count = total / cells if cells > 0 else 0.0
     return 1.0, (1.0 / mean_count if mean_count > 0 else 1.0)
+
+
+def _exposures(statistics: xr.Dataset) -> np.ndarray:
+    """The class counts N_k (K,) where every entry is observed, else the cell counts (K, D)."""
+    if CELL_COUNT in statistics:
+        return statistics[CELL_COUNT].values.astype(np.float64)
+    return statistics["class_count"].values
 
 
 def rate_prior_of(estimates: xr.Dataset) -> tuple[float, float]:
@@ -128,6 +145,7 @@ class PoissonFamily(Family):
     estimator = "PoissonNB"
     cli_name = "poisson"
     feature_kind = "count"
+    missing_values = True
     parameters: ClassVar[dict[str, tuple[str, ...]]] = {
         "class_prob": ("class",),
         "feature_rate": ("class", "feature"),
@@ -167,7 +185,9 @@ class PoissonFamily(Family):
         self, X, y, *, feature_names=None, sample_weight=None, classes=None
     ) -> xr.Dataset:
         """The (weighted) rows per class N_k, the sums of each feature over them S_kj, and
-        Σ_i log x_ij! per class and feature."""
+        Σ_i log x_ij! per class and feature; where X has missing entries (NaN) the sums are
+        over the observed entries and ``cell_count`` (class, feature) holds each cell's
+        (weighted) observed rows, its exposure (without one the Dataset has none)."""
         data = training_data(
             X,
             y,
@@ -175,21 +195,34 @@ class PoissonFamily(Family):
             feature_names=feature_names,
             sample_weight=sample_weight,
             classes=classes,
+            missing=True,
         )
         n_classes = len(data.classes)
         class_count = class_counts(data.y, n_classes, data.sample_weight)
-        log_factorials = gamma_poisson.log_factorials(data.X)
+        rows = data.X
+        missing = None if sp.issparse(rows) else np.isnan(rows)
+        if missing is not None and missing.any():
+            rows = np.where(missing, 0.0, rows)  # a missing entry adds nothing to the sums
+        else:
+            missing = None
+        log_factorials = gamma_poisson.log_factorials(rows)
         variables = {
             "class_count": (("class",), class_count),
             "feature_count": (
                 ("class", "feature"),
-                feature_counts(data.X, data.y, n_classes, data.sample_weight),
+                feature_counts(rows, data.y, n_classes, data.sample_weight),
             ),
             "feature_log_factorial": (
                 ("class", "feature"),
                 feature_counts(log_factorials, data.y, n_classes, data.sample_weight),
             ),
         }
+        if missing is not None:
+            observed = (~missing).astype(np.float64)
+            variables[CELL_COUNT] = (
+                ("class", "feature"),
+                feature_counts(observed, data.y, n_classes, data.sample_weight),
+            )
         attrs = {
             "model": self.name,
             "n_samples": total_weight(class_count),
@@ -199,14 +232,28 @@ class PoissonFamily(Family):
         return xr.Dataset(variables, coords=coords, attrs=attrs)
 
     def merge_statistics(self, first: xr.Dataset, second: xr.Dataset) -> xr.Dataset:
-        """The statistics of the union of two sets of rows: every statistic adds."""
+        """The statistics of the union of two sets of rows: every statistic adds (the cell
+        counts too, N_k standing for those of a side without missing entries)."""
         check_mergeable(first, second)
         merged = first[list(self.statistics)].copy()
         for name in self.statistics:  # plain arrays: the coords were checked equal
             merged[name] = (first[name].dims, first[name].values + second[name].values)
+        if CELL_COUNT in first or CELL_COUNT in second:
+            cells = sum(
+                np.broadcast_to(cell_counts(part), part["feature_count"].shape)
+                for part in (first, second)
+            )
+            merged[CELL_COUNT] = (("class", "feature"), cells)
         merged.attrs = dict(first.attrs)
         merged.attrs["n_samples"] = total_weight(merged["class_count"].values)
         return merged
+
+    def statistics_of(self, estimates: xr.Dataset) -> xr.Dataset:
+        """The base class's, with ``cell_count`` where the fit has missing entries."""
+        statistics = super().statistics_of(estimates)
+        if CELL_COUNT in estimates:
+            statistics[CELL_COUNT] = estimates[CELL_COUNT]
+        return statistics
 
     def from_statistics(
         self, statistics: xr.Dataset, *, class_alpha: float = 1.0, rate_prior=None
@@ -220,7 +267,8 @@ class PoissonFamily(Family):
         -------
         xarray.Dataset
             The statistics, ``class_prob``, ``class_prob_mle``, ``feature_rate`` and
-            ``feature_rate_mle`` (S_kj / N_k; NaN for a class without rows); attrs ``model``,
+            ``feature_rate_mle`` (S_kj / n_kj, n_kj = N_k unless entries are missing; NaN for
+            a cell without rows), ``cell_count`` where entries are missing; attrs ``model``,
             ``class_alpha``, ``rate_prior_shape``, ``rate_prior_rate``, ``n_samples`` and
             ``feature_names_given``; for "evidence" also ``rate_prior_strength`` and, at a
             bound of the search, ``rate_prior_evidence_bound``.
@@ -238,13 +286,16 @@ class PoissonFamily(Family):
             checked = check_gamma_prior(rate_prior, "rate_prior")
             prior_shape, prior_rate = default_rate_prior(statistics) if checked is None else checked
         count = statistics["class_count"].values.astype(np.float64)
+        cells = cell_counts(statistics)
         feature_count = statistics["feature_count"].values
-        shape, rate = gamma_poisson.gamma_posterior(prior_shape, prior_rate, feature_count, count)
+        shape, rate = gamma_poisson.gamma_posterior(prior_shape, prior_rate, feature_count, cells)
         variables = {name: statistics[name] for name in self.statistics}
+        if CELL_COUNT in statistics:
+            variables[CELL_COUNT] = statistics[CELL_COUNT]
         variables |= CLASS_PRIOR.estimates(count, class_alpha)
         variables["feature_rate"] = (("class", "feature"), gamma_poisson.gamma_mean(shape, rate))
-        with np.errstate(divide="ignore", invalid="ignore"):  # a class without rows: NaN
-            mle = feature_count / count[:, None]
+        with np.errstate(divide="ignore", invalid="ignore"):  # a cell without rows: NaN
+            mle = feature_count / cells
         variables["feature_rate_mle"] = (("class", "feature"), mle)
         attrs = {
             "model": self.name,
@@ -260,19 +311,21 @@ class PoissonFamily(Family):
     def posterior_parameters(
         self, estimates: xr.Dataset, *, posterior: bool = True
     ) -> tuple[np.ndarray, np.ndarray]:
-        """(shape (K, D), rate (K, 1)) of every λ_kj's Gamma: the posterior, or with
-        ``posterior=False`` the prior (the posterior given no rows)."""
+        """(shape (K, D), rate (K, 1), or (K, D) where entries are missing) of every λ_kj's
+        Gamma: the posterior, or with ``posterior=False`` the prior (the posterior given no
+        rows)."""
         prior_shape, prior_rate = rate_prior_of(estimates)
         weight = 1.0 if posterior else 0.0
         return gamma_poisson.gamma_posterior(
             prior_shape,
             prior_rate,
             weight * estimates["feature_count"].values,
-            weight * estimates["class_count"].values,
+            weight * cell_counts(estimates),
         )
 
     def plug_in_log_joint(self, estimates: xr.Dataset, X) -> tuple[np.ndarray, np.ndarray | None]:
-        """log π_k + Σ_j log Poisson(x_j; λ_kj) at the posterior means, in full."""
+        """log π_k + Σ_j log Poisson(x_j; λ_kj) at the posterior means, in full, over the
+        observed features of each row."""
         class_order, log_class = CLASS_PRIOR.log_terms(estimates)
         rate = estimates["feature_rate"].values
         joint = self._poisson_log_joint(X, log_class, rate) + self.row_log_constant(X)[:, None]
@@ -280,7 +333,8 @@ class PoissonFamily(Family):
         return joint, (order if np.any(order) else None)
 
     def predictive_log_joint(self, estimates: xr.Dataset, X) -> np.ndarray:
-        """log E[π_k | D] + Σ_j log NB(x_j; a₀ + S_kj, b₀ + N_k): λ integrated out."""
+        """log E[π_k | D] + Σ_j log NB(x_j; a₀ + S_kj, b₀ + n_kj): λ integrated out, over
+        the observed features of each row."""
         shape, rate = self.posterior_parameters(estimates)
         with np.errstate(divide="ignore"):  # class_alpha = 0 and a class without rows
             log_class = np.log(estimates["class_prob"].values)
@@ -291,7 +345,7 @@ class PoissonFamily(Family):
         labels = CLASS_PRIOR.log_evidence(estimates, estimates.attrs["class_alpha"])
         features = gamma_poisson.log_evidence(
             estimates["feature_count"].values,
-            estimates["class_count"].values,
+            _exposures(estimates),
             estimates["feature_log_factorial"].values,
             *rate_prior_of(estimates),
         )
@@ -319,7 +373,7 @@ class PoissonFamily(Family):
         }
 
     def exact_marginals(self, estimates: xr.Dataset) -> dict[str, Marginal]:
-        """π's Beta marginals and every λ_kj's Gamma(a₀ + S_kj, b₀ + N_k)."""
+        """π's Beta marginals and every λ_kj's Gamma(a₀ + S_kj, b₀ + n_kj)."""
         shape, rate = self.posterior_parameters(estimates)
         rate = np.broadcast_to(rate, shape.shape)
         return {
@@ -341,7 +395,8 @@ class PoissonFamily(Family):
         self, estimates: xr.Dataset, X, y_codes: np.ndarray, *, options: dict | None = None
     ) -> np.ndarray:
         """log E[π_k | D_{-i}] + Σ_j log NB(x_ij; ·) with row i taken out of its own class's
-        Gamma (a₀ + S_kj − x_ij, b₀ + N_k − 1), every row at once."""
+        Gamma (a₀ + S_kj − x_ij, b₀ + n_kj − 1) in the cells row i is observed in, every row
+        at once."""
         y_codes = np.asarray(y_codes)
         shape, rate = self.posterior_parameters(estimates)
         features = gamma_poisson.leave_one_out_log_pmf(X, y_codes, shape, rate)
@@ -359,25 +414,36 @@ class PoissonFamily(Family):
         return poisson_nb_pymc_model(estimates, *rate_prior_of(estimates))
 
     def draw_log_joint(self, estimates: xr.Dataset, X, draws: xr.Dataset) -> np.ndarray:
-        """log π_k + Σ_j (x_j log λ_kj − λ_kj) per draw; −Σ_j log x_j! is
-        :meth:`row_log_constant`."""
+        """log π_k + Σ_j (x_j log λ_kj − λ_kj) per draw, over the observed features of each
+        row; −Σ_j log x_j! is :meth:`row_log_constant`."""
         rate = draws["feature_rate"].transpose("draw", "class", "feature").values
         log_class = log(draws["class_prob"].transpose("draw", "class").values)
         return self._poisson_log_joint(X, log_class, rate)
 
     def row_log_constant(self, X) -> np.ndarray:
-        """−Σ_j log x_j! of every row, the Poisson terms free of λ."""
+        """−Σ_j log x_j! of every row (its observed entries), the Poisson terms free of λ."""
         return -np.asarray(gamma_poisson.log_factorials(X).sum(axis=1)).ravel()
 
     def simulate_rows(self, estimates: xr.Dataset, X, y_codes, parameters, rng):
-        """x_ij ~ Poisson(λ_{y_i j}) for every training row, sparse where X is."""
+        """x_ij ~ Poisson(λ_{y_i j}) for every training row, sparse where X is; NaN where X
+        is missing, so that every simulated data set keeps the training rows' pattern of
+        missing entries."""
         rates = np.asarray(parameters["feature_rate"], dtype=np.float64)
         rows = rng.poisson(rates[np.asarray(y_codes)]).astype(np.float64)
-        return sp.csr_array(rows) if sp.issparse(X) else rows
+        if sp.issparse(X):
+            return sp.csr_array(rows)
+        missing = np.isnan(np.asarray(X, dtype=np.float64))
+        return np.where(missing, np.nan, rows) if missing.any() else rows
 
     def predictive_statistics(self, estimates: xr.Dataset, X, y_codes) -> dict[str, Variable]:
         """``row_total`` (each row's total count) and ``zero_counts`` (its features with a
-        count of 0), which show overdispersion and zero inflation."""
+        count of 0), which show overdispersion and zero inflation; over the observed entries
+        where some are missing."""
+        if not sp.issparse(X) and np.isnan(np.asarray(X, dtype=np.float64)).any():
+            X = np.asarray(X, dtype=np.float64)
+            total = np.nansum(X, axis=1)
+            zeros = np.count_nonzero(X == 0, axis=1).astype(np.int64)
+            return {"row_total": (("obs",), total), "zero_counts": (("obs",), zeros)}
         total = np.asarray(X.sum(axis=1)).ravel().astype(np.float64)
         if sp.issparse(X):
             nonzero = np.diff(sp.csr_array(X != 0).indptr)
@@ -397,7 +463,7 @@ class PoissonFamily(Family):
         options: dict,
         map_method: str | None,
     ) -> list[Expected]:
-        """π under Dirichlet(a) and every λ_kj under Gamma(a₀ + S_kj, b₀ + N_k): mean a / b,
+        """π under Dirichlet(a) and every λ_kj under Gamma(a₀ + S_kj, b₀ + n_kj): mean a / b,
         SD √a / b, kurtosis 3 + 6 / a and mode (a − 1) / b (none for a < 1)."""
         shape, rate = self.posterior_parameters(estimates)
         rate = np.broadcast_to(rate, shape.shape)
@@ -439,7 +505,17 @@ class PoissonFamily(Family):
     @staticmethod
     def _poisson_log_joint(X, log_class: np.ndarray, rate: np.ndarray) -> np.ndarray:
         """log π_k + Σ_j (x_j log λ_kj − λ_kj) for rates of shape (..., K, D) and log π of
-        shape (..., K): shape (..., n_samples, K)."""
+        shape (..., K): shape (..., n_samples, K); a missing x_j (NaN) drops out."""
+        if not sp.issparse(X):
+            missing = np.isnan(np.asarray(X, dtype=np.float64))
+            if missing.any():
+                values = np.where(missing, 0.0, X)
+                observed = (~missing).astype(np.float64)
+                return (
+                    linear_in_x(values, log(rate))
+                    - linear_in_x(observed, rate)
+                    + log_class[..., None, :]
+                )
         return linear_in_x(X, log(rate)) + (log_class - rate.sum(axis=-1))[..., None, :]
 
 

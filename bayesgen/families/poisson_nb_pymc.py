@@ -44,6 +44,10 @@ def poisson_nb_pymc_model(estimates: xr.Dataset, prior_shape: float, prior_rate:
     them. PyMC's pointwise log-likelihood of ``feature_count`` leaves out the terms free of λ
     (:func:`~bayesgen.families.shared_pymc.observed_counts`).
 
+    With missing entries (``cell_count`` in ``estimates``) S_kj sums the observed entries and
+    its exposure is the cell's count n_kj of observed rows, S_kj ~ Poisson(n_kj λ_kj): a
+    cell without an observed row contributes nothing (S = n = 0).
+
     Fractional sums (weighted or fractional counts) cannot be observed as Poisson: they enter
     the same kernel S log λ − N λ through the potential ``feature_loglik`` (a weighted
     likelihood), which PyMC does not simulate.
@@ -57,8 +61,9 @@ def poisson_nb_pymc_model(estimates: xr.Dataset, prior_shape: float, prior_rate:
     counts = estimates["feature_count"].values.astype(np.float64)
     whole = whole_counts(counts)
     rows = estimates["class_count"].values.astype(np.float64)
+    cells = estimates["cell_count"].values.astype(np.float64) if "cell_count" in estimates else None
     posterior_shape = prior_shape + counts
-    posterior_rate = (prior_rate + rows)[:, None]
+    posterior_rate = (prior_rate + rows)[:, None] if cells is None else prior_rate + cells
     with block_model(estimates) as model:
         class_count, _ = class_prob_prior(estimates, class_alpha)
         data = pm.Data("feature_count_data", counts if whole is None else whole, dims=dims)
@@ -79,7 +84,10 @@ def poisson_nb_pymc_model(estimates: xr.Dataset, prior_shape: float, prior_rate:
             initval=posterior_shape / posterior_rate,
             default_transform=StandardisedLog(constants[0], constants[1], constants[2]),
         )
-        exposure = pt.cast(class_count, "float64")[:, None]
+        if cells is None:
+            exposure = pt.cast(class_count, "float64")[:, None]
+        else:
+            exposure = pm.Data("cell_count", cells, dims=dims)
         if whole is None:
             pm.Potential("feature_loglik", pt.sum(_poisson_exposure_kernel(data, exposure, rate)))
         else:

@@ -20,6 +20,11 @@ rows, in any order,
 
     log p(x) = −(n / 2) log 2π + ½ log(κ₀ / κ_n) + a₀ log b₀ − a_n log b_n + lnΓ(a_n) − lnΓ(a₀).
 
+Missing entries (NaN) drop out of the likelihood of their cell: each cell (k, j) has its own
+count n_kj, the (weighted) rows of class k where x_j is observed, and every formula above holds
+per cell with that count (:func:`cell_moments`). A function that takes counts takes either the
+class counts N_k (shape (K,), or (K, 1)) or the cell counts (K, D).
+
 In one dimension the normal-inverse-Wishart of :mod:`bayesgen.maths.gaussian` is this prior with
 a₀ = ν₀ / 2 and b₀ = Ψ₀ / 2. NumPy and SciPy only; every function takes and returns arrays.
 """
@@ -36,6 +41,7 @@ from bayesgen.maths.prior_strength import EvidenceChoice, normal_inverse_gamma_s
 __all__ = [
     "DEFAULT_PRIOR",
     "NormalInverseGamma",
+    "cell_moments",
     "class_moments",
     "evidence_prior",
     "joint_mode",
@@ -52,6 +58,18 @@ __all__ = [
 ]
 
 _LOG_2PI = np.log(2.0 * np.pi)
+
+
+def _per_cell(count) -> np.ndarray:
+    """Counts as a (K, 1) column of class counts or the (K, D) cell counts, float64: what
+    broadcasts against a (K, D) statistic."""
+    count = np.asarray(count, dtype=np.float64)
+    return count[:, None] if count.ndim == 1 else count
+
+
+def _is_per_class(count: np.ndarray) -> bool:
+    """Whether counts in :func:`_per_cell`'s form are one per class (a column)."""
+    return count.shape[1] == 1
 
 
 @dataclass(frozen=True)
@@ -251,11 +269,66 @@ def class_moments(X: np.ndarray, y: np.ndarray, n_classes: int, weights=None):
     return count, mean, sum_squares
 
 
+def cell_moments(X: np.ndarray, y: np.ndarray, n_classes: int, weights=None):
+    """:func:`class_moments` of dense X with missing entries (NaN): each cell's mean and sum
+    of squares over the rows of its class where the feature is observed.
+
+    Returns
+    -------
+    class_count : numpy.ndarray of shape (n_classes,)
+        N_k, the (weighted) rows of each class, as :func:`class_moments` counts them.
+    cell_count : numpy.ndarray of shape (n_classes, n_features)
+        n_kj = Σ_{i: y_i = k, x_ij observed} w_i.
+    class_mean, sum_squares : numpy.ndarray of shape (n_classes, n_features)
+        Over those rows; 0 and 0 for a cell without any.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayesgen.maths.normal_inverse_gamma import cell_moments
+    >>> X = np.array([[0.0, 1.0], [2.0, np.nan], [4.0, 3.0], [5.0, np.nan]])
+    >>> count, cells, mean, squares = cell_moments(X, np.array([0, 0, 0, 1]), 2)
+    >>> count.tolist(), cells.tolist()
+    ([3.0, 1.0], [[3.0, 2.0], [1.0, 0.0]])
+    >>> mean.tolist(), squares.tolist()
+    ([[2.0, 2.0], [5.0, 0.0]], [[8.0, 2.0], [0.0, 0.0]])
+    """
+    X = np.asarray(X, dtype=np.float64)
+    n_features = X.shape[1]
+    observed = ~np.isnan(X)
+    count = np.zeros(n_classes)
+    cells = np.zeros((n_classes, n_features))
+    mean = np.zeros((n_classes, n_features))
+    sum_squares = np.zeros((n_classes, n_features))
+    for k in range(n_classes):
+        rows = y == k
+        seen = observed[rows]
+        w_k = (
+            np.ones(seen.shape[0])
+            if weights is None
+            else np.asarray(weights, dtype=np.float64)[rows]
+        )
+        total = seen.shape[0] if weights is None else w_k.sum()
+        if total <= 0:
+            continue
+        count[k] = total
+        cell_weight = w_k[:, None] * seen  # 0 where the entry is missing
+        cells[k] = cell_weight.sum(axis=0)
+        values = np.where(seen, X[rows], 0.0)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            mean[k] = np.where(cells[k] > 0, (cell_weight * values).sum(axis=0) / cells[k], 0.0)
+        squares = np.square(np.where(seen, values - mean[k], 0.0))
+        sum_squares[k] = (cell_weight * squares).sum(axis=0)
+    return count, cells, mean, sum_squares
+
+
 def merge_moments(first: tuple, second: tuple) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Counts, means and sums of squares of two sets of rows, merged by Chan et al.'s parallel
     update: with n = n_a + n_b and δ = x̄_b − x̄_a, x̄ = x̄_a + δ n_b / n and
     S = S_a + S_b + (n_a n_b / n) δ². Each argument is ``(count (K,), mean (K, D),
-    sum_squares (K, D))``; a class without weight on one side takes the other's mean exactly.
+    sum_squares (K, D))``, or with the cell counts ``(K, D)`` of rows with missing entries
+    (:func:`cell_moments`, cell by cell); a class (cell) without weight on one side takes the
+    other's mean exactly.
 
     Examples
     --------
@@ -269,21 +342,28 @@ def merge_moments(first: tuple, second: tuple) -> tuple[np.ndarray, np.ndarray, 
     count_a, mean_a, squares_a = (np.asarray(part, dtype=np.float64) for part in first)
     count_b, mean_b, squares_b = (np.asarray(part, dtype=np.float64) for part in second)
     count = count_a + count_b
-    safe = np.where(count > 0, count, 1.0)[:, None]
+    cells_a, cells_b, cells = _per_cell(count_a), _per_cell(count_b), _per_cell(count)
+    safe = np.where(cells > 0, cells, 1.0)
     delta = mean_b - mean_a
-    mean = mean_a + delta * count_b[:, None] / safe
-    mean = np.where(
-        (count_a == 0)[:, None], mean_b, np.where((count_b == 0)[:, None], mean_a, mean)
-    )
-    squares = squares_a + squares_b + (count_a * count_b)[:, None] / safe * np.square(delta)
+    mean = mean_a + delta * cells_b / safe
+    mean = np.where(cells_a == 0, mean_b, np.where(cells_b == 0, mean_a, mean))
+    squares = squares_a + squares_b + (cells_a * cells_b) / safe * np.square(delta)
     return count, mean, squares
 
 
 def overall_moments(class_count, class_mean, sum_squares) -> tuple[np.ndarray, np.ndarray]:
     """Each feature's overall mean and population variance from the class statistics:
     mean = Σ_k N_k x̄_k / N and variance = (Σ_k S_k + Σ_k N_k (x̄_k − mean)²) / N, what
-    ``X.mean(axis=0)`` and ``X.var(axis=0)`` give on the (weighted) rows."""
+    ``X.mean(axis=0)`` and ``X.var(axis=0)`` give on the (weighted) rows. With cell counts
+    (K, D) the sums run over the observed entries of each feature: ``np.nanmean`` and
+    ``np.nanvar``."""
     count = np.asarray(class_count, dtype=np.float64)
+    if count.ndim == 2 and not _is_per_class(count):
+        cell_total = count.sum(axis=0)
+        mean = (count * class_mean).sum(axis=0) / cell_total
+        between = (count * np.square(class_mean - mean)).sum(axis=0)
+        return mean, (np.sum(sum_squares, axis=0) + between) / cell_total
+    count = count.ravel()
     total = count.sum()
     mean = count @ class_mean / total
     between = count @ np.square(class_mean - mean)
@@ -296,8 +376,9 @@ def overall_moments(class_count, class_mean, sum_squares) -> tuple[np.ndarray, n
 def posterior(class_count, class_mean, sum_squares, prior: dict) -> dict:
     """(m_n, κ_n, a_n, b_n) of every cell's posterior, each of shape (K, D).
 
+    ``class_count`` is N_k (K,) or the cell counts n_kj (K, D) of rows with missing entries;
     ``prior`` holds m₀ (D,), κ₀, a₀ and b₀ (D,) as :meth:`NormalInverseGamma.resolve_moments`
-    returns them; a class without rows keeps the prior.
+    returns them; a class (cell) without rows keeps the prior.
 
     Examples
     --------
@@ -308,7 +389,7 @@ def posterior(class_count, class_mean, sum_squares, prior: dict) -> dict:
     >>> [float(post[name][0, 0]) for name in ("mean", "kappa", "shape", "scale")]
     [1.5, 4.0, 2.5, 3.25]
     """
-    count = np.asarray(class_count, dtype=np.float64)[:, None]
+    count = _per_cell(class_count)
     class_mean = np.asarray(class_mean, dtype=np.float64)
     kappa = prior["kappa"] + count
     mean = (prior["kappa"] * prior["mean"] + count * class_mean) / kappa
@@ -371,8 +452,9 @@ def joint_mode(params: dict) -> tuple[np.ndarray, np.ndarray]:
 
 def log_evidence(class_count, prior: dict, params: dict) -> np.ndarray:
     """log p(x | prior) of every cell's rows (μ and σ² integrated out), shape (K, D); the
-    module docstring's formula, with n the cell's (weighted) count."""
-    count = np.asarray(class_count, dtype=np.float64)[:, None]
+    module docstring's formula, with n the cell's (weighted) count (``class_count`` (K,) or
+    the cell counts (K, D))."""
+    count = _per_cell(class_count)
     a0, b0 = prior["shape"], prior["scale"]
     return (
         -0.5 * count * _LOG_2PI
@@ -397,16 +479,32 @@ def _student_t_log_density(x, mean, kappa, shape, scale):
 
 def predictive_log_density(X, params: dict) -> np.ndarray:
     """log p(x | y = k, data) of every row and class: the sum over the features of each cell's
-    Student-t predictive, shape (n_samples, K)."""
+    Student-t predictive, shape (n_samples, K). A missing entry (NaN) drops out: its factor
+    integrates to 1."""
     X = np.asarray(X, dtype=np.float64)
+    missing = np.isnan(X)
     return np.column_stack(
         [
-            _student_t_log_density(
-                X, params["mean"][k], params["kappa"][k], params["shape"][k], params["scale"][k]
-            ).sum(axis=1)
+            _observed_sum(
+                _student_t_log_density(
+                    X,
+                    params["mean"][k],
+                    params["kappa"][k],
+                    params["shape"][k],
+                    params["scale"][k],
+                ),
+                missing,
+            )
             for k in range(params["mean"].shape[0])
         ]
     ).reshape(X.shape[0], -1)
+
+
+def _observed_sum(terms: np.ndarray, missing: np.ndarray) -> np.ndarray:
+    """Σ_j of per-entry log densities (n, D) over the observed entries of each row."""
+    if missing.any():
+        terms = np.where(missing, 0.0, terms)
+    return terms.sum(axis=1)
 
 
 def leave_one_out_log_density(X, y_codes, params: dict) -> np.ndarray:
@@ -415,7 +513,9 @@ def leave_one_out_log_density(X, y_codes, params: dict) -> np.ndarray:
     Row i (of class c = y_i, weight 1) leaves only its own class's cells, each by the update
     that adds a point run backwards: κ' = κ − 1, m' = (κ m − x) / (κ − 1), a' = a − ½ and
     b' = b − κ (x − m)² / (2 (κ − 1)). The other classes' predictives are those given all
-    the rows. All rows together cost O(n K D), without a refit.
+    the rows. All rows together cost O(n K D), without a refit. With missing entries (NaN),
+    ``params`` those of the cell counts, row i leaves only the cells it is observed in, and
+    its missing entries drop out.
 
     Examples
     --------
@@ -441,7 +541,9 @@ def leave_one_out_log_density(X, y_codes, params: dict) -> np.ndarray:
     left = kappa - 1.0
     held_mean = (kappa * mean - X) / left
     held_scale = scale - 0.5 * kappa * np.square(X - mean) / left
-    own = _student_t_log_density(X, held_mean, left, shape - 0.5, held_scale).sum(axis=1)
+    own = _observed_sum(
+        _student_t_log_density(X, held_mean, left, shape - 0.5, held_scale), np.isnan(X)
+    )
     joint[np.arange(X.shape[0]), y_codes] = own
     return joint
 

@@ -131,10 +131,11 @@ def normal_inverse_gamma_evidence(
 
     Parameters
     ----------
-    class_count : array-like of shape (n_classes,)
-        N_k (weighted); a class without rows adds nothing.
+    class_count : array-like of shape (n_classes,) or (n_classes, n_features)
+        N_k (weighted), or with missing entries each cell's count n_kj of observed entries; a
+        class (cell) without rows adds nothing.
     class_mean, sum_squares : array-like of shape (n_classes, n_features)
-        x̄_kj and S_kj.
+        x̄_kj and S_kj (over the cell's observed entries).
     prior_mean, data_variance : array-like of shape (n_features,)
         m₀_j and s²_j > 0.
     kappa, shape, ratio : float
@@ -159,24 +160,26 @@ def normal_inverse_gamma_evidence(
     >>> bool(np.isclose(value, stats.t.logpdf(1.0, 2, scale=np.sqrt(2.0))))
     True
     """
-    n = np.asarray(class_count, dtype=np.float64)[:, None]
+    n = _per_cell(class_count)
     squared_offset = np.square(np.asarray(class_mean, dtype=np.float64) - prior_mean)
     prior_scale = shape * ratio * np.asarray(data_variance, dtype=np.float64)  # b₀_j
-    n_features = squared_offset.shape[1]
+    # Counts per class (K, 1) repeat over the features: their sums over the cells are the
+    # sums over the classes times D. Cell counts (K, D) are summed cell by cell.
+    repeats = squared_offset.shape[1] if n.shape[1] == 1 else 1
     kappa_n = kappa + n
     posterior_scale = (
         prior_scale + 0.5 * np.asarray(sum_squares) + 0.5 * kappa * n * squared_offset / kappa_n
     )
-    shape_n = shape + 0.5 * n  # (K, 1)
+    shape_n = shape + 0.5 * n  # (K, 1) or (K, D)
     value = (
-        -0.5 * _LOG_2PI * n_features * n.sum()
-        + 0.5 * n_features * np.sum(np.log(kappa) - np.log(kappa_n))
+        -0.5 * _LOG_2PI * repeats * n.sum()
+        + 0.5 * repeats * np.sum(np.log(kappa) - np.log(kappa_n))
         + np.sum(shape * np.log(prior_scale) - shape_n * np.log(posterior_scale))
-        + n_features * np.sum(gammaln(shape_n) - gammaln(shape))
+        + repeats * np.sum(gammaln(shape_n) - gammaln(shape))
     )
     pull = shape_n / posterior_scale  # ∂(−a_n log B)/∂B, negated
     d_log_kappa = kappa * (
-        0.5 * n_features * np.sum(1.0 / kappa - 1.0 / kappa_n)
+        0.5 * repeats * np.sum(1.0 / kappa - 1.0 / kappa_n)
         - np.sum(pull * 0.5 * np.square(n / kappa_n) * squared_offset)
     )
     # b₀ ∝ a₀ r: its own term, shared by both derivatives.
@@ -185,7 +188,7 @@ def normal_inverse_gamma_evidence(
         shape
         * (
             np.sum(np.log(prior_scale) - np.log(posterior_scale))
-            + n_features * np.sum(digamma(shape_n) - digamma(shape))
+            + repeats * np.sum(digamma(shape_n) - digamma(shape))
         )
         + d_scale
     )
@@ -229,7 +232,8 @@ def normal_inverse_gamma_strength(
     seen = count[count > 0]
     shape_low = SHAPE_BOUNDS[0]
     if seen.size < count.size or np.any(seen <= 2.0):
-        # E[σ²] = b_n / (a_n − 1) must exist for every class, an empty one (a_n = a₀) too.
+        # E[σ²] = b_n / (a_n − 1) must exist for every class (cell), an empty one (a_n = a₀)
+        # too.
         smallest = 0.0 if seen.size < count.size else seen.min()
         shape_low = max(shape_low, (1.0 - smallest / 2.0) * (1.0 + 1e-6) + 1e-9)
     bounds = {
@@ -244,7 +248,8 @@ def normal_inverse_gamma_strength(
             count, class_mean, sum_squares, prior_mean, data_variance, kappa, shape, ratio
         )
 
-    return _maximise(evidence, bounds, scale=max(count.sum(), 1.0) * np.shape(class_mean)[1])
+    n_features = np.shape(class_mean)[1]
+    return _maximise(evidence, bounds, scale=max(_observations(count, n_features), n_features))
 
 
 # -- Poisson naive Bayes: the Gamma prior of the rates ------------------------------------------
@@ -261,8 +266,9 @@ def gamma_poisson_evidence(feature_count, class_count, shape, mean) -> tuple[flo
     ----------
     feature_count : array-like of shape (n_classes, n_features)
         S_kj.
-    class_count : array-like of shape (n_classes,)
-        N_k.
+    class_count : array-like of shape (n_classes,) or (n_classes, n_features)
+        N_k, or with missing entries each cell's count n_kj of observed entries (the
+        exposure of S_kj).
     shape, mean : float
         a and m = a / b > 0.
 
@@ -283,10 +289,10 @@ def gamma_poisson_evidence(feature_count, class_count, shape, mean) -> tuple[flo
     0.25
     """
     sums = np.asarray(feature_count, dtype=np.float64)
-    rows = np.asarray(class_count, dtype=np.float64)[:, None]
+    rows = _per_cell(class_count)
     rate = shape / mean
     posterior_shape = shape + sums
-    log_ratio = np.log(rate) - np.log(rate + rows)  # (K, 1)
+    log_ratio = np.log(rate) - np.log(rate + rows)  # (K, 1) or (K, D)
     value = np.sum(
         shape * log_ratio + gammaln(posterior_shape) - gammaln(shape) - sums * np.log(rate + rows)
     )
@@ -326,7 +332,7 @@ def gamma_poisson_strength(feature_count, class_count) -> EvidenceChoice:
     """
     sums = np.asarray(feature_count, dtype=np.float64)
     rows = np.asarray(class_count, dtype=np.float64)
-    cells = rows.sum() * sums.shape[1]
+    cells = _observations(rows, sums.shape[1])
     mean_count = sums.sum() / cells if cells > 0 else 0.0
     if not mean_count > 0:
         raise ValueError(
@@ -342,7 +348,23 @@ def gamma_poisson_strength(feature_count, class_count) -> EvidenceChoice:
         shape, mean = np.exp(log_values)
         return gamma_poisson_evidence(sums, rows, shape, mean)
 
-    return _maximise(evidence, bounds, scale=max(rows.sum(), 1.0) * sums.shape[1])
+    return _maximise(evidence, bounds, scale=max(cells, sums.shape[1]))
+
+
+# -- counts per class or per cell ------------------------------------------------------------
+
+
+def _per_cell(count) -> np.ndarray:
+    """Class counts (K,) as a (K, 1) column, or cell counts (K, D) as they are, float64."""
+    count = np.asarray(count, dtype=np.float64)
+    return count[:, None] if count.ndim == 1 else count
+
+
+def _observations(count: np.ndarray, n_features: int) -> float:
+    """The observed entries: Σ_k N_k · D for class counts, Σ_kj n_kj for cell counts."""
+    if count.ndim == 2 and count.shape[1] != 1:
+        return float(count.sum())
+    return float(count.sum()) * n_features
 
 
 # -- the search -----------------------------------------------------------------------------
