@@ -15,6 +15,7 @@ from bayesgen import closed_form as cf
 from bayesgen.estimators.classifier import GenerativeClassifier
 from bayesgen.estimators.naive_bayes import NaiveBayesClassifier
 from bayesgen.families import family
+from bayesgen.inference import gibbs
 from bayesgen.input.params import INFERENCE_PARAMS_DOC, InstanceOf, Options, Real
 
 
@@ -199,6 +200,11 @@ class BernoulliNB(NaiveBayesClassifier):
 
     _family = family("bernoulli_nb")
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True  # a missing entry's factor drops out
+        return tags
+
     def __init__(
         self,
         alpha=1.0,
@@ -312,6 +318,7 @@ class CategoricalNB(NaiveBayesClassifier):
         tags = super().__sklearn_tags__()
         tags.input_tags.categorical = True  # integer codes
         tags.input_tags.positive_only = True
+        tags.input_tags.allow_nan = True  # a missing entry's factor drops out
         return tags
 
     def __init__(
@@ -436,6 +443,21 @@ class GaussianDiscriminantAnalysis(GenerativeClassifier):
         tags.input_tags.allow_nan = True  # missing entries: marginal densities, Gibbs at fit
         return tags
 
+    def fit(self, X, y, *, feature_names=None, sample_weight=None):
+        if self.inference != "conjugate" or not gibbs.has_missing_entries(X):
+            return super().fit(X, y, feature_names=feature_names, sample_weight=sample_weight)
+        # Missing entries: Gibbs sampling, EM's MAP (bayesgen.inference.gibbs).
+        self._validate_params()
+        stats, idata, map_point = gibbs.gibbs_fit(
+            self._family, X, y, **self._prior_options(), feature_names=feature_names,
+            sample_weight=sample_weight, draws=self.draws, tune=self.tune, chains=self.chains,
+            random_seed=self.random_seed, prior_draws=self.prior_draws, dtype=self.dtype,
+        )  # fmt: skip
+        self._add_observed(idata, stats, X, y, sample_weight)
+        return self.set_posterior(stats, idata, map_point if self.compute_map else None)
+
+    fit.__doc__ = GenerativeClassifier.fit.__doc__
+
     def __init__(
         self,
         class_alpha=1.0,
@@ -551,6 +573,21 @@ class QuadraticDiscriminantAnalysis(GenerativeClassifier):
         tags = super().__sklearn_tags__()
         tags.input_tags.allow_nan = True  # missing entries: marginal densities, Gibbs at fit
         return tags
+
+    def fit(self, X, y, *, feature_names=None, sample_weight=None):
+        if self.inference != "conjugate" or not gibbs.has_missing_entries(X):
+            return super().fit(X, y, feature_names=feature_names, sample_weight=sample_weight)
+        # Missing entries: Gibbs sampling, EM's MAP (bayesgen.inference.gibbs).
+        self._validate_params()
+        stats, idata, map_point = gibbs.gibbs_fit(
+            self._family, X, y, **self._prior_options(), feature_names=feature_names,
+            sample_weight=sample_weight, draws=self.draws, tune=self.tune, chains=self.chains,
+            random_seed=self.random_seed, prior_draws=self.prior_draws, dtype=self.dtype,
+        )  # fmt: skip
+        self._add_observed(idata, stats, X, y, sample_weight)
+        return self.set_posterior(stats, idata, map_point if self.compute_map else None)
+
+    fit.__doc__ = GenerativeClassifier.fit.__doc__
 
     def __init__(
         self,
