@@ -78,6 +78,16 @@ class GaussianNB(GenerativeClassifier):
     ``closed_form_["var_mle"]``) are scikit-learn's ``GaussianNB(var_smoothing=0)``
     ``theta_`` and ``var_``; the prior takes the place of ``var_smoothing``.
 
+    Missing entries (NaN, None or ``<NA>`` in X) are integrated out, missing at random: in
+    ``fit`` each cell (class, feature) is updated by the rows of its class where the feature
+    is observed, with their count n_kj (``closed_form_["cell_count"]``) in place of N_k, and
+    the default prior's overall moments are those of the observed entries; every closed form,
+    the evidence, leave-one-out, the PyMC model and the simulations (which keep the rows'
+    missing entries) hold per cell. In :meth:`predict_proba`,
+    :meth:`posterior_predictive_proba` and the intervals a missing feature's factor drops
+    out: a row with every feature missing gets the class probabilities alone. Data without
+    a missing entry fit exactly as before (no ``cell_count``).
+
     Parameters
     ----------
     class_alpha : float, default 1.0
@@ -117,7 +127,8 @@ class GaussianNB(GenerativeClassifier):
     idata_, posterior_, map_
         As in :class:`~bayesgen.estimators.models.MultinomialNB`.
     closed_form_ : xarray.Dataset
-        The statistics (``class_count``, ``class_mean``, ``sum_squares``), the posterior
+        The statistics (``class_count``, ``class_mean``, ``sum_squares``; ``cell_count``,
+        each cell's observed rows, where X had missing entries), the posterior
         means ``mu`` and ``var`` with the MLEs ``mu_mle`` and ``var_mle``, and the resolved
         prior (``prior_mean``, ``prior_scale``; attrs ``prior_kappa``, ``prior_shape``, and
         for ``prior="evidence"`` ``prior_strength`` and ``prior_variance_ratio`` r).
@@ -219,7 +230,8 @@ class GaussianNB(GenerativeClassifier):
         Parameters
         ----------
         X : array-like or DataFrame of shape (n_samples, n_features)
-            Rows with the columns of the fit.
+            Rows with the columns of the fit; NaN where an entry is missing, whose factor
+            drops out.
         """
         self.check_fitted()
         self._check_n_features(X)

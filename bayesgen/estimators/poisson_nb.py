@@ -76,6 +76,16 @@ class PoissonNB(GenerativeClassifier):
     (:func:`bayesgen.closed_form.log_evidence`) and leave-one-out
     (:func:`bayesgen.loo_proba`) are exact. See :mod:`bayesgen.families.poisson_nb`.
 
+    Missing entries (NaN, None or ``<NA>`` in a dense X) are integrated out, missing at
+    random: in ``fit`` each cell's sum and exposure count only the rows of its class where the
+    feature is observed (``closed_form_["cell_count"]``), so λ_kj | data ~
+    Gamma(shape + S_kj, rate + n_kj) with n_kj those rows; every closed form, the evidence,
+    leave-one-out, the PyMC model and the simulations (which keep the rows' missing entries)
+    hold per cell. In :meth:`predict_proba`, :meth:`posterior_predictive_proba` and the
+    intervals a missing feature's factor drops out: a row with every feature missing gets
+    the class probabilities alone. Data without a missing entry fit exactly as before (no
+    ``cell_count``). A sparse X has no missing entries (its unstored entries are zeros).
+
     Parameters
     ----------
     class_alpha : float, default 1.0
@@ -111,8 +121,9 @@ class PoissonNB(GenerativeClassifier):
         As in :class:`~bayesgen.MultinomialNB`.
     closed_form_ : xarray.Dataset
         The sufficient statistics (``class_count``, ``feature_count``,
-        ``feature_log_factorial``), ``class_prob`` and ``feature_rate`` (posterior means)
-        and their MLEs.
+        ``feature_log_factorial``; ``cell_count``, each cell's observed rows, where X had
+        missing entries), ``class_prob`` and ``feature_rate`` (posterior means) and their
+        MLEs.
     class_count_ : ndarray of shape (n_classes,)
         Rows (total weight) per class.
     feature_count_ : ndarray of shape (n_classes, n_features)
@@ -219,7 +230,8 @@ class PoissonNB(GenerativeClassifier):
         Parameters
         ----------
         X : array-like, DataFrame or sparse matrix of shape (n_samples, n_features)
-            Counts, with the columns of the fit.
+            Counts, with the columns of the fit; NaN (dense X) where an entry is missing,
+            whose factor drops out.
         """
         self.check_fitted()
         self._check_n_features(X)

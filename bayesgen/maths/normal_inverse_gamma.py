@@ -50,6 +50,7 @@ __all__ = [
     "mean_moments",
     "merge_moments",
     "normal_inverse_gamma_draws",
+    "normal_log_joint",
     "overall_moments",
     "posterior",
     "predictive_log_density",
@@ -559,3 +560,39 @@ def normal_inverse_gamma_draws(params: dict, rng, sample_shape) -> tuple[np.ndar
     variance = params["scale"] / rng.standard_gamma(params["shape"], size=size)
     mu = params["mean"] + np.sqrt(variance / params["kappa"]) * rng.standard_normal(size)
     return mu, variance
+
+
+# -- the likelihood of given parameters ---------------------------------------------------
+
+
+def normal_log_joint(X: np.ndarray, class_prob, mu, var) -> np.ndarray:
+    """log π_k + Σ_j log N(x_j | μ_kj, σ²_kj) for a batch of parameters: ``class_prob``
+    (S, K), ``mu`` and ``var`` (S, K, D); returns (S, n, K). A missing x_j (NaN) drops out.
+
+    Expanded as Σ_j [−½ log 2πσ² − μ² / 2σ²] + x·(μ / σ²) − ½ x²·(1 / σ²), two matrix
+    products per class, with no (S, n, K, D) array."""
+    n_features = X.shape[1]
+    precision = 1.0 / var
+    # Draws of π that underflowed to 0 (float32) are clipped to the smallest normal number.
+    log_class_prob = np.log(np.maximum(class_prob, np.finfo(np.float64).tiny))
+    missing = np.isnan(X)
+    if missing.any():
+        # Each row's terms over its observed features: a missing x_j is 0 in the products,
+        # and the constant terms of feature j count only where x_j is observed.
+        observed = (~missing).astype(np.float64)
+        values = np.where(missing, 0.0, X)
+        per_feature = np.log(2.0 * np.pi) + np.log(var) + np.square(mu) * precision
+        constant = log_class_prob[:, None, :] - 0.5 * np.einsum(
+            "nj,skj->snk", observed, per_feature
+        )
+        linear = np.einsum("nj,skj->snk", values, mu * precision)
+        quadratic = np.einsum("nj,skj->snk", np.square(values), precision)
+        return constant + linear - 0.5 * quadratic
+    constant = log_class_prob - 0.5 * (
+        n_features * np.log(2.0 * np.pi)
+        + np.log(var).sum(axis=-1)
+        + (np.square(mu) * precision).sum(axis=-1)
+    )
+    linear = np.einsum("nj,skj->snk", X, mu * precision)
+    quadratic = np.einsum("nj,skj->snk", np.square(X), precision)
+    return constant[:, None, :] + linear - 0.5 * quadratic
