@@ -202,6 +202,11 @@ class GaussianNB(GenerativeClassifier):
         self.dtype = dtype
         self.progressbar = progressbar
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True  # a missing entry's factor drops out
+        return tags
+
     def _prior_options(self):
         prior = DEFAULT_PRIOR if self.prior is None else self.prior
         return {"class_alpha": self.class_alpha, "prior": prior}

@@ -198,6 +198,7 @@ class PoissonNB(GenerativeClassifier):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.positive_only = True  # counts
+        tags.input_tags.allow_nan = True  # a missing entry's factor drops out
         # As scikit-learn's naive Bayes: the independence assumption costs accuracy on the
         # correlated features of its generic test data.
         tags.classifier_tags.poor_score = True
