@@ -1,25 +1,51 @@
 """What GDA and QDA share beyond the interface: the evidence, exact leave-one-out joint and
 per-draw joint statistics of a normal-inverse-Wishart posterior, given the family's posterior
-parameters, and how a Gaussian block is shown.
+parameters, the Student-t predictive, missing entries, and how a Gaussian block is shown.
+
+Missing entries (NaN): every density at prediction is over each row's observed coordinates
+(:mod:`bayesgen.maths.missing_gaussian`: the sub-vector of the location, the sub-block of the
+scale), a row with none observed getting the class prior. The closed forms cannot fit them
+(:data:`FIT_MISSING_REASON`); the estimators fit them by Gibbs sampling
+(:mod:`bayesgen.inference.gibbs`), whose closed form holds EM's expected statistics and
+``attrs["missing_entries"]``: its π alone is exact (:func:`missing_fit_expected`).
 """
 
 from __future__ import annotations
 
 import numpy as np
 import xarray as xr
+from scipy import stats as scipy_stats
 
 from bayesgen.families.class_prior import class_log_evidence, class_statistic, loo_class_log_prob
+from bayesgen.families.expected import Expected, class_expected, reason_array
 from bayesgen.families.presentation import Presentation
+from bayesgen.input.data import check_features
 from bayesgen.maths.evidence import niw_log_evidence
 from bayesgen.maths.gaussian import NormalInverseWishart, niw_leave_one_out_log_density
 from bayesgen.maths.joint_statistics import normal_inverse_wishart_statistics
+from bayesgen.maths.missing_gaussian import marginal_t_log_density
 
 __all__ = [
+    "FIT_MISSING_REASON",
+    "MISSING_FIT",
+    "complete_training_rows",
     "gaussian_joint_statistics",
     "gaussian_log_evidence",
     "gaussian_loo_log_joint",
     "gaussian_presentation",
+    "missing_fit_expected",
+    "niw_predictive_log_joint",
+    "refuse_missing_fit",
 ]
+
+#: Why the closed forms of GDA and QDA refuse a missing entry at fit.
+FIT_MISSING_REASON = (
+    "the closed forms of GDA and QDA need every entry (with missing ones the posterior is not "
+    "conjugate); fit them with the estimator's Gibbs sampler, inference='conjugate' "
+    "(NUTS with missing entries is not supported yet)"
+)
+#: Why a fit with missing entries has no closed form to compare or predict with.
+MISSING_FIT = "not compared: fitted with missing entries (Gibbs); no closed form"
 
 
 def gaussian_presentation(
@@ -110,3 +136,88 @@ def fitted_niw_prior(estimates: xr.Dataset) -> dict:
         scale=estimates["prior_scale"].values.copy(),
     )
     return {"prior": prior}
+
+
+def complete_training_rows(X, feature_names, *, kind: str):
+    """X checked for a closed-form fit, a missing entry refused with
+    :data:`FIT_MISSING_REASON`; returns the rows and the feature names to fit with (X's own
+    column names where it has them and none were given)."""
+    rows, names, given = check_features(X, kind=kind, missing=FIT_MISSING_REASON)
+    return rows, (names if feature_names is None and given else feature_names)
+
+
+def refuse_missing_fit(estimates: xr.Dataset, what: str) -> None:
+    """Raise a ValueError for ``what`` (a closed form) of a fit with missing entries, whose
+    statistics are EM's expected ones: no closed form holds there."""
+    if estimates.attrs.get("missing_entries"):
+        raise ValueError(
+            f"{what}: this model was fitted with {estimates.attrs['missing_entries']} missing "
+            "entries (Gibbs sampling), which have no closed-form posterior; use predict_proba, "
+            "which averages the posterior draws."
+        )
+
+
+def niw_predictive_log_joint(estimates: xr.Dataset, X, posterior_parameters) -> np.ndarray:
+    """log p(x, y = k | data): the multivariate Student-t predictive of the normal-inverse-
+    Wishart posterior ``posterior_parameters(estimates)`` (Ψ shared (D, D) for GDA, or
+    (K, D, D) with ν_k per class for QDA) with ν − D + 1 degrees of freedom, location m_k and
+    shape Ψ (κ_k + 1) / (κ_k (ν − D + 1)), plus log E[π_k]; a row with missing entries over
+    its observed ones (the sub-vector and sub-block, the same degrees of freedom)."""
+    if "prior_mean" not in estimates:
+        raise ValueError(
+            "posterior_predictive_proba: needs the normal-inverse-Wishart prior; these "
+            "estimates were fitted with prior=None (the MLE)."
+        )
+    refuse_missing_fit(estimates, "posterior_predictive_proba")
+    X = np.asarray(X, dtype=np.float64)
+    post = posterior_parameters(estimates)
+    n_classes, n_features = post["mean"].shape
+    dof = np.broadcast_to(post["dof"] - n_features + 1, (n_classes,))
+    scale = np.broadcast_to(post["scale"], (n_classes, n_features, n_features))
+    shape = np.stack(
+        [scale[k] * (kappa + 1) / (kappa * dof[k]) for k, kappa in enumerate(post["kappa"])]
+    )
+    if np.isnan(X).any():
+        joint = marginal_t_log_density(X, post["mean"], shape, dof).T
+    else:
+        joint = np.column_stack(
+            [
+                scipy_stats.multivariate_t.logpdf(X, loc=post["mean"][k], shape=shape[k], df=dof[k])
+                for k in range(n_classes)
+            ]
+        )
+    return joint.reshape(X.shape[0], -1) + np.log(estimates["class_prob"].values)[None, :]
+
+
+def missing_fit_expected(
+    estimates: xr.Dataset, class_alpha: float, parameter_dims: dict
+) -> list[Expected]:
+    """The comparison's blocks for a fit with missing entries: π's Dirichlet(N_k + a) is
+    exact (the labels are all observed); every other variable of ``parameter_dims`` has
+    none (:data:`MISSING_FIT`)."""
+    blocks = [class_expected(estimates, class_alpha)]
+    for name in parameter_dims:
+        if name == "class_prob":
+            continue
+        shape = estimates[name].shape
+        nan = np.full(shape, np.nan)
+        keep = np.ones(shape, dtype=bool)
+        if name == "cov":  # symmetric: one row per entry
+            keep = np.broadcast_to(np.triu(np.ones(shape[-2:], dtype=bool)), shape).copy()
+        blocks.append(
+            Expected(
+                variable=name,
+                keep=keep,
+                closed_form=nan,
+                closed_form_sd=nan,
+                mle=nan,
+                expected_map=nan,
+                reasons=(reason_array(shape, MISSING_FIT),) * 3,
+                hide_map=np.zeros(shape, dtype=bool),
+                prior="NIW, missing entries",
+                mean_identity=None,
+                sd_identity=None,
+                map_identity=None,
+            )
+        )
+    return blocks

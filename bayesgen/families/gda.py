@@ -24,11 +24,15 @@ from scipy import stats as scipy_stats
 from bayesgen.families.base import Family
 from bayesgen.families.class_prior import class_concentration, class_marginal, class_statistic
 from bayesgen.families.gaussian_shared import (
+    complete_training_rows,
     fitted_niw_prior,
     gaussian_joint_statistics,
     gaussian_log_evidence,
     gaussian_loo_log_joint,
     gaussian_presentation,
+    missing_fit_expected,
+    niw_predictive_log_joint,
+    refuse_missing_fit,
 )
 from bayesgen.families.gda_checks import (
     LINEAR_FORM_FAILURE,
@@ -47,13 +51,13 @@ from bayesgen.maths.gaussian import (
     DEFAULT_PRIOR,
     NormalInverseWishart,
     check_pooled_covariance,
-    gaussian_log_joint,
     gaussian_rows,
     gda_linear_form,
     niw_posterior,
     overall_moments,
 )
 from bayesgen.maths.likelihood import linear_log_likelihood
+from bayesgen.maths.missing_gaussian import log_joint as missing_log_joint
 from bayesgen.maths.standardise import standardised_problem
 
 if TYPE_CHECKING:
@@ -67,6 +71,9 @@ class GaussianFamily(Family):
     estimator = "GaussianDiscriminantAnalysis"
     cli_name = "gda"
     feature_kind = "real"
+    # Predictions integrate a missing entry out; a fit with one is the estimators' Gibbs
+    # sampler (the closed forms refuse it, FIT_MISSING_REASON).
+    missing_values = True
     # The K > 2 form; two classes store the logistic θ, θ₀ instead (see parameter_dims).
     parameters: ClassVar[dict[str, tuple[str, ...]]] = {
         "class_prob": ("class",),
@@ -199,6 +206,7 @@ class GaussianFamily(Family):
         """
         # Before any work: at thousands of columns the covariance draws need hundreds of GiB.
         check_covariance_memory(X, draws=draws, prior_draws=prior_draws, dtype=dtype)
+        X, feature_names = complete_training_rows(X, feature_names, kind=self.feature_kind)
         return gaussian_statistics(
             self,
             X,
@@ -274,39 +282,21 @@ class GaussianFamily(Family):
 
     def plug_in_log_joint(self, estimates: xr.Dataset, X) -> tuple[np.ndarray, None]:
         """x·w_k + b_k from the point estimates: log p(x, y = k) up to the quadratic term
-        -½ xᵀΣ⁻¹x, which is the same for every class. Never has zero-probability orders."""
-        coef, intercept = gda_linear_form(
-            estimates["class_prob"].values, estimates["mu"].values, estimates["cov"].values
-        )
-        return linear_log_likelihood(X, coef, intercept), None
+        -½ xᵀΣ⁻¹x, which is the same for every class. Never has zero-probability orders. With
+        missing entries, log N(x_O | μ_kO, Σ_OO) + log π_k over each row's observed ones."""
+        draw = estimates[["class_prob", "mu", "cov"]].expand_dims("draw")
+        return self.draw_log_joint(estimates, X, draw)[0], None
 
     def predictive_log_joint(self, estimates: xr.Dataset, X) -> np.ndarray:
         """Exact log p(x, y = k | data) under the normal-inverse-Wishart prior.
 
         Integrating μ_k and Σ out of N(x | μ_k, Σ) gives a multivariate Student-t with
         ν_N − D + 1 degrees of freedom, location m_k and shape Ψ_N (κ_k + 1) / (κ_k (ν_N − D +
-        1)); π is independent of (μ, Σ) a posteriori, so its mean multiplies in.
+        1)); π is independent of (μ, Σ) a posteriori, so its mean multiplies in. A row with
+        missing entries has the t's marginal over its observed ones
+        (:func:`~bayesgen.families.gaussian_shared.niw_predictive_log_joint`).
         """
-        if "prior_mean" not in estimates:
-            raise ValueError(
-                "posterior_predictive_proba: needs the normal-inverse-Wishart prior; these "
-                "estimates were fitted with prior=None (the MLE)."
-            )
-        X = np.asarray(X, dtype=np.float64)
-        post = _niw_parameters(estimates, posterior=True)
-        dof = post["dof"] - X.shape[1] + 1
-        joint = np.column_stack(
-            [
-                scipy_stats.multivariate_t.logpdf(
-                    X,
-                    loc=post["mean"][k],
-                    shape=post["scale"] * (kappa + 1) / (kappa * dof),
-                    df=dof,
-                )
-                for k, kappa in enumerate(post["kappa"])
-            ]
-        )
-        return joint + np.log(estimates["class_prob"].values)[None, :]
+        return niw_predictive_log_joint(estimates, X, niw_posterior_parameters)
 
     # -- the exact conjugate posterior -------------------------------------------------
 
@@ -437,23 +427,25 @@ class GaussianFamily(Family):
     # -- prediction from draws ------------------------------------------------------------
 
     def draw_log_joint(self, estimates: xr.Dataset, X, draws: xr.Dataset) -> np.ndarray:
-        """x·w_k + b_k for every draw, with the linear form computed in float64."""
-        coef, intercept = gda_linear_form(
-            draws["class_prob"].values.astype(np.float64),
-            draws["mu"].values.astype(np.float64),
-            draws["cov"].values.astype(np.float64),
+        """x·w_k + b_k for every draw, with the linear form computed in float64; where X has
+        missing entries, every row's full log density over its observed coordinates
+        (:func:`bayesgen.maths.missing_gaussian.log_joint`)."""
+        class_prob, mu, cov = (
+            draws[name].values.astype(np.float64) for name in ("class_prob", "mu", "cov")
         )
-        return linear_log_likelihood(X, coef, intercept)
+        if np.isnan(X).any():
+            return missing_log_joint(X, class_prob, mu, _per_class(cov, mu))
+        return linear_log_likelihood(X, *gda_linear_form(class_prob, mu, cov))
 
     # -- the row-level generative model ---------------------------------------------------
 
     def row_log_likelihood(self, estimates: xr.Dataset, X, y_codes, draws) -> np.ndarray:
-        """log π_{y_i} + log N(x_i | μ_{y_i}, Σ), in full: the linear form of
-        :meth:`draw_log_joint` drops −½ xᵀΣ⁻¹x − ½ log |2πΣ|, which varies with Σ."""
+        """log π_{y_i} + log N(x_i | μ_{y_i}, Σ), in full (over the observed coordinates of a
+        row with missing entries): the linear form of :meth:`draw_log_joint` drops −½ xᵀΣ⁻¹x
+        − ½ log |2πΣ|, which varies with Σ."""
         mu = draws["mu"].values.astype(np.float64)
-        cov = draws["cov"].values.astype(np.float64)[:, None]  # one Σ for every class
-        cov = np.broadcast_to(cov, (*mu.shape, mu.shape[-1]))
-        joint = gaussian_log_joint(X, draws["class_prob"].values.astype(np.float64), mu, cov)
+        cov = _per_class(draws["cov"].values.astype(np.float64), mu)
+        joint = missing_log_joint(X, draws["class_prob"].values.astype(np.float64), mu, cov)
         return joint[:, np.arange(len(y_codes)), y_codes]
 
     def simulate_rows(self, estimates: xr.Dataset, X, y_codes, parameters, rng):
@@ -479,7 +471,10 @@ class GaussianFamily(Family):
         """π, μ, Σ, coef and intercept under the normal-inverse-Wishart posterior (see
         :mod:`bayesgen.families.gda_checks`); under ``options["cov_prior"] == "lkj"`` only π
         has closed forms. Σ's mode is compared only for a closed-form MAP: find_MAP's is that
-        of the Bartlett variables."""
+        of the Bartlett variables. A fit with missing entries has only π's
+        (:func:`~bayesgen.families.gaussian_shared.missing_fit_expected`)."""
+        if estimates.attrs.get("missing_entries"):
+            return missing_fit_expected(estimates, class_alpha, self.parameter_dims(estimates))
         return gda_expected(
             estimates,
             class_alpha=class_alpha,
@@ -500,7 +495,9 @@ class GaussianFamily(Family):
         """Σ log π, and under the normal-inverse-Wishart prior κ (μ − m)ᵀ Σ⁻¹ (μ − m) ~ χ²
         and tr(Ψ Σ⁻¹) ~ χ² of each draw (:func:`bayesgen.maths.joint_statistics.
         normal_inverse_wishart_statistics`): a wrong κ, ν or Ψ moves them."""
-        if (options or {}).get("cov_prior", "conjugate") != "conjugate":
+        if (options or {}).get("cov_prior", "conjugate") != "conjugate" or estimates.attrs.get(
+            "missing_entries"
+        ):
             return [class_statistic(estimates, posterior, class_alpha)]
         params = _niw_parameters(estimates, posterior=True)
         return gaussian_joint_statistics(estimates, posterior, class_alpha, params, shared=True)
@@ -536,6 +533,8 @@ class GaussianFamily(Family):
             raise NotImplementedError(
                 "gda: cov_prior='lkj' has no closed-form leave-one-out posterior."
             )
+        if estimates.attrs.get("missing_entries"):
+            raise NotImplementedError("gda: a fit with missing entries has no closed-form LOO.")
         return gaussian_loo_log_joint(estimates, X, y_codes, niw_posterior_parameters)
 
     # -- the evidence (bayesgen.closed_form.log_evidence) ---------------------------------
@@ -543,6 +542,7 @@ class GaussianFamily(Family):
     def log_evidence(self, estimates: xr.Dataset) -> float:
         """log p(y | a) + log p(X | y) under the normal-inverse-Wishart prior of the fit (see
         :func:`bayesgen.maths.evidence.niw_log_evidence`)."""
+        refuse_missing_fit(estimates, "log_evidence")
         return gaussian_log_evidence(estimates, niw_posterior_parameters)
 
 
@@ -562,6 +562,11 @@ def _linear_form_variables(class_prob, mu, cov) -> dict[str, Variable]:
             "intercept": ((), intercept[..., 1] - intercept[..., 0]),
         }
     return {"coef": (("class", "feature"), coef), "intercept": (("class",), intercept)}
+
+
+def _per_class(cov: np.ndarray, mu: np.ndarray) -> np.ndarray:
+    """The shared Σ of each draw (S, D, D) as one per class (S, K, D, D), a view."""
+    return np.broadcast_to(cov[:, None], (*mu.shape, mu.shape[-1]))
 
 
 def niw_posterior_parameters(estimates: xr.Dataset) -> dict:

@@ -29,13 +29,17 @@ import xarray as xr
 from scipy import stats as scipy_stats
 
 from bayesgen.families.base import Family
-from bayesgen.families.class_prior import class_concentration, class_marginal
+from bayesgen.families.class_prior import class_concentration, class_marginal, class_statistic
 from bayesgen.families.gaussian_shared import (
+    complete_training_rows,
     fitted_niw_prior,
     gaussian_joint_statistics,
     gaussian_log_evidence,
     gaussian_loo_log_joint,
     gaussian_presentation,
+    missing_fit_expected,
+    niw_predictive_log_joint,
+    refuse_missing_fit,
 )
 from bayesgen.families.presentation import TopParameters
 from bayesgen.families.qda_checks import qda_expected
@@ -48,11 +52,12 @@ from bayesgen.maths.dirichlet import add_lambda, dirichlet_draws, mode_of
 from bayesgen.maths.gaussian import (
     DEFAULT_PRIOR,
     NormalInverseWishart,
-    gaussian_log_joint,
+    class_means_and_scatters,
     gaussian_rows,
     niw_posterior,
     overall_moments,
 )
+from bayesgen.maths.missing_gaussian import log_joint as missing_log_joint
 from bayesgen.maths.standardise import standardised_problem
 
 if TYPE_CHECKING:
@@ -66,6 +71,9 @@ class QuadraticFamily(Family):
     estimator = "QuadraticDiscriminantAnalysis"
     cli_name = "qda"
     feature_kind = "real"
+    # Predictions integrate a missing entry out; a fit with one is the estimators' Gibbs
+    # sampler (the closed forms refuse it, FIT_MISSING_REASON).
+    missing_values = True
     parameters: ClassVar[dict[str, tuple[str, ...]]] = {
         "class_prob": ("class",),
         "mu": ("class", "feature"),
@@ -185,6 +193,7 @@ class QuadraticFamily(Family):
             dtype=dtype,
             model=self.name,
         )
+        X, feature_names = complete_training_rows(X, feature_names, kind=self.feature_kind)
         return gaussian_statistics(
             self,
             X,
@@ -253,9 +262,9 @@ class QuadraticFamily(Family):
         return xr.Dataset(variables, coords=coords, attrs=attrs)
 
     def plug_in_log_joint(self, estimates: xr.Dataset, X) -> tuple[np.ndarray, None]:
-        """log N(x | μ_k, Σ_k) + log π_k with the point estimates; never zero-probability
-        orders (every class has a sample, so π_k > 0)."""
-        joint = gaussian_log_joint(
+        """log N(x | μ_k, Σ_k) + log π_k with the point estimates (over each row's observed
+        coordinates); never zero-probability orders (every class has a sample, so π_k > 0)."""
+        joint = missing_log_joint(
             X,
             estimates["class_prob"].values[None],
             estimates["mu"].values[None],
@@ -268,28 +277,11 @@ class QuadraticFamily(Family):
 
         Integrating μ_k and Σ_k out of N(x | μ_k, Σ_k) gives a multivariate Student-t with
         ν_k − D + 1 degrees of freedom, location m_k and shape Ψ_k (κ_k + 1) / (κ_k (ν_k − D +
-        1)); π is independent of the (μ_k, Σ_k) a posteriori, so its mean multiplies in.
+        1)); π is independent of the (μ_k, Σ_k) a posteriori, so its mean multiplies in. A row
+        with missing entries has the t's marginal over its observed ones
+        (:func:`~bayesgen.families.gaussian_shared.niw_predictive_log_joint`).
         """
-        if "prior_mean" not in estimates:
-            raise ValueError(
-                "posterior_predictive_proba: needs the normal-inverse-Wishart prior; these "
-                "estimates were fitted with prior=None (the MLE)."
-            )
-        X = np.asarray(X, dtype=np.float64)
-        post = _niw_parameters(estimates, posterior=True)
-        dof = post["dof"] - X.shape[1] + 1
-        joint = np.column_stack(
-            [
-                scipy_stats.multivariate_t.logpdf(
-                    X,
-                    loc=post["mean"][k],
-                    shape=post["scale"][k] * (kappa + 1) / (kappa * dof[k]),
-                    df=dof[k],
-                )
-                for k, kappa in enumerate(post["kappa"])
-            ]
-        )
-        return joint.reshape(X.shape[0], -1) + np.log(estimates["class_prob"].values)[None, :]
+        return niw_predictive_log_joint(estimates, X, niw_posterior_parameters)
 
     # -- the exact conjugate posterior -------------------------------------------------
 
@@ -338,7 +330,10 @@ class QuadraticFamily(Family):
     ) -> list:
         """Σ log π, and under the normal-inverse-Wishart prior κ (μ − m)ᵀ Σ⁻¹ (μ − m) ~ χ²
         and tr(Ψ Σ⁻¹) ~ χ² of each draw (:func:`bayesgen.maths.joint_statistics.
-        normal_inverse_wishart_statistics`): a wrong κ, ν or Ψ moves them."""
+        normal_inverse_wishart_statistics`): a wrong κ, ν or Ψ moves them. A fit with missing
+        entries has only Σ log π."""
+        if estimates.attrs.get("missing_entries"):
+            return [class_statistic(estimates, posterior, class_alpha)]
         params = _niw_parameters(estimates, posterior=True)
         return gaussian_joint_statistics(estimates, posterior, class_alpha, params, shared=False)
 
@@ -418,7 +413,10 @@ class QuadraticFamily(Family):
     ) -> list:
         """π, μ_k and Σ_k under each class's normal-inverse-Wishart posterior (see
         :mod:`bayesgen.families.qda_checks`). Σ_k's mode is compared only for a closed-form
-        MAP: find_MAP's is that of the Bartlett variables."""
+        MAP: find_MAP's is that of the Bartlett variables. A fit with missing entries has only
+        π's (:func:`~bayesgen.families.gaussian_shared.missing_fit_expected`)."""
+        if estimates.attrs.get("missing_entries"):
+            return missing_fit_expected(estimates, class_alpha, self.parameters)
         return qda_expected(
             estimates,
             class_alpha=class_alpha,
@@ -429,8 +427,10 @@ class QuadraticFamily(Family):
     # -- prediction from draws ------------------------------------------------------------
 
     def draw_log_joint(self, estimates: xr.Dataset, X, draws: xr.Dataset) -> np.ndarray:
-        """log N(x | μ_k, Σ_k) + log π_k for every draw, in float64 through Cholesky factors."""
-        return gaussian_log_joint(
+        """log N(x | μ_k, Σ_k) + log π_k for every draw, in float64 through Cholesky factors;
+        a row with missing entries over its observed coordinates
+        (:func:`bayesgen.maths.missing_gaussian.log_joint`)."""
+        return missing_log_joint(
             X,
             draws["class_prob"].values.astype(np.float64),
             draws["mu"].values.astype(np.float64),
@@ -457,6 +457,8 @@ class QuadraticFamily(Family):
         posterior: log E[π_k | D_{-i}] plus the multivariate Student-t predictive of class k,
         where only the own class's (κ, m, ν, Ψ) lose row i (see
         :func:`bayesgen.maths.gaussian.niw_leave_one_out_log_density`)."""
+        if estimates.attrs.get("missing_entries"):
+            raise NotImplementedError("qda: a fit with missing entries has no closed-form LOO.")
         return gaussian_loo_log_joint(estimates, X, y_codes, niw_posterior_parameters)
 
     # -- the evidence (bayesgen.closed_form.log_evidence) ---------------------------------
@@ -464,6 +466,7 @@ class QuadraticFamily(Family):
     def log_evidence(self, estimates: xr.Dataset) -> float:
         """log p(y | a) + log p(X | y) under the normal-inverse-Wishart prior of the fit (see
         :func:`bayesgen.maths.evidence.niw_log_evidence`)."""
+        refuse_missing_fit(estimates, "log_evidence")
         return gaussian_log_evidence(estimates, niw_posterior_parameters)
 
 
@@ -472,19 +475,6 @@ FAMILY = QuadraticFamily()
 
 # --------------------------------------------------------------------------------------------
 # Pure NumPy pieces.
-
-
-def class_means_and_scatters(
-    X: np.ndarray, y: np.ndarray, n_classes: int, weights=None
-) -> tuple[np.ndarray, np.ndarray]:
-    """Class means x̄_k (n_classes, n_features) and the class scatters
-    S_k = Σ_{i: y_i = k} w_i (x_i − x̄_k)(x_i − x̄_k)ᵀ (n_classes, n_features, n_features),
-    w_i = 1 by default; a class without rows has mean 0 and scatter 0."""
-    means = class_means(X, y, n_classes, weights)
-    centered = X - means[y]
-    weighted = centered if weights is None else centered * np.asarray(weights)[:, None]
-    scatter = np.stack([weighted[y == k].T @ centered[y == k] for k in range(n_classes)])
-    return means, scatter
 
 
 def per_class_niw_posterior(class_count, class_mean, scatter, prior: dict) -> dict:

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import gammaln
 
+from bayesgen.maths.counts import class_means
+
 
 @dataclass(frozen=True)
 class NormalInverseWishart:
@@ -145,6 +147,19 @@ def merge_class_moments(first: tuple, second: tuple) -> tuple[np.ndarray, ...]:
     shift = np.einsum("k,ki,kj->kij", count_a * count_b / safe, delta, delta)
     scatter = scatter_a + scatter_b + (shift.sum(axis=0) if scatter_a.ndim == 2 else shift)
     return count, mean, scatter
+
+
+def class_means_and_scatters(
+    X: np.ndarray, y: np.ndarray, n_classes: int, weights=None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Class means x̄_k (n_classes, n_features) and the class scatters
+    S_k = Σ_{i: y_i = k} w_i (x_i − x̄_k)(x_i − x̄_k)ᵀ (n_classes, n_features, n_features),
+    w_i = 1 by default; a class without rows has mean 0 and scatter 0."""
+    means = class_means(X, y, n_classes, weights)
+    centered = X - means[y]
+    weighted = centered if weights is None else centered * np.asarray(weights)[:, None]
+    scatter = np.stack([weighted[y == k].T @ centered[y == k] for k in range(n_classes)])
+    return means, scatter
 
 
 def niw_posterior(class_count, class_mean, scatter, prior: dict) -> dict:

@@ -1,0 +1,319 @@
+"""Gibbs sampling of GDA and QDA fitted to rows with missing entries (NaN), and EM for the MAP.
+
+With missing entries the normal-inverse-Wishart posterior is no longer conjugate, but it is
+given the completed rows. So each sweep alternates two exact conditional draws:
+
+1. the missing entries given the parameters: x_M | x_O, y = k ~ N(μ_kM − Λ_MM⁻¹(Λr)_M, Λ_MM⁻¹)
+   for every row (:func:`bayesgen.maths.missing_gaussian.conditional_draws`, rows batched by
+   how many entries they miss);
+2. (π, μ, Σ) given the completed rows: the family's own exact conjugate draw
+   (:meth:`Family.conjugate_draws <bayesgen.families.base.Family.conjugate_draws>`) from the
+   statistics of the completed rows (π depends on the labels alone, all observed).
+
+The prior is fixed once, from the observed entries (each feature's observed mean and
+variance resolve the data-centred defaults of :class:`~bayesgen.maths.gaussian.
+NormalInverseWishart`), so it does not move with the imputations. EM
+(:func:`bayesgen.maths.missing_gaussian.niw_em`) gives the MAP of the observed-data posterior
+and the chains' start. The result is laid out as the NUTS and conjugate posteriors are
+(``posterior`` with dims chain, draw, class, feature, ...; the exact ``prior``;
+``constant_data``), so R-hat and ESS come from ArviZ as for NUTS.
+
+The fit's closed form (``closed_form_``) holds EM's *expected* completed-data statistics at
+the MAP and the normal-inverse-Wishart estimates on them, with ``attrs["missing_entries"]``
+(how many entries were missing) and ``attrs["missing_fit"] = "gibbs"``: a convenient summary,
+not the posterior (whose means are the draws'), and no closed form holds there; the families
+compare π alone and refuse the exact predictive, leave-one-out and evidence of such a fit.
+"""
+
+from __future__ import annotations
+
+import datetime
+
+import numpy as np
+import pandas as pd
+import scipy.sparse as sp
+import xarray as xr
+
+from bayesgen import __version__
+from bayesgen.families import Family
+from bayesgen.families.results import parameter_coords
+from bayesgen.input.statistics import total_weight, training_data
+from bayesgen.maths.gaussian import NormalInverseWishart
+from bayesgen.maths.missing_gaussian import (
+    conditional_draws,
+    expected_statistics,
+    missing_groups,
+    niw_em,
+)
+
+__all__ = ["gibbs_fit", "has_missing_entries", "missing_entries_problem"]
+
+#: What ``closed_form_`` means for a fit with missing entries (its attrs say so).
+CLOSED_FORM_MEANING = (
+    "EM's expected completed-data statistics at the MAP and the normal-inverse-Wishart "
+    "estimates on them; not the posterior, whose draws are idata_'s (Gibbs)"
+)
+
+
+def has_missing_entries(X) -> bool:
+    """Whether a dense X (array, nested list or DataFrame) holds a missing entry (NaN, None,
+    ``<NA>``); False for sparse and Dask input and for X that is not numeric (the data checks
+    report those)."""
+    if sp.issparse(X) or type(X).__module__.startswith("dask"):
+        return False
+    if isinstance(X, pd.DataFrame):
+        return bool(X.isna().to_numpy().any())
+    try:
+        values = np.asarray(X)
+    except (TypeError, ValueError):  # ragged lists
+        return False
+    if values.dtype.kind == "O":
+        try:
+            values = values.astype(np.float64)
+        except (TypeError, ValueError):
+            return False
+    return values.dtype.kind == "f" and bool(np.isnan(values).any())
+
+
+def missing_entries_problem(
+    model_family: Family,
+    X,
+    y,
+    *,
+    prior: NormalInverseWishart | None,
+    class_alpha: float,
+    feature_names=None,
+    sample_weight=None,
+) -> dict:
+    """The checked rows, EM's MAP and the fit's closed form (see the module docstring).
+
+    Returns
+    -------
+    dict
+        ``X`` (NaN kept), ``y`` (class codes), ``weights`` (or None), ``prior`` (resolved),
+        ``estimates`` (the closed form, ``attrs["missing_entries"]``), ``map`` (the MAP's
+        variables) and ``em`` (:func:`~bayesgen.maths.missing_gaussian.niw_em`'s result).
+    """
+    if prior is None:
+        raise ValueError(
+            "prior: a fit with missing entries samples the posterior of the normal-inverse-"
+            "Wishart prior; prior=None (the MLE) has none. Pass a NormalInverseWishart."
+        )
+    data = training_data(
+        X,
+        y,
+        kind=model_family.feature_kind,
+        feature_names=feature_names,
+        sample_weight=sample_weight,
+        missing=True,
+    )
+    rows, codes, weights = data.X, data.y, data.sample_weight
+    observed = ~np.isnan(rows)
+    w = np.ones(len(codes)) if weights is None else weights
+    # The prior's data-centred defaults from the observed entries of each feature: fixed for
+    # EM and every sweep.
+    total = (observed * w[:, None]).sum(axis=0)
+    mean = np.where(observed, rows, 0.0).T @ w / total
+    variance = (np.where(observed, rows - mean, 0.0) ** 2).T @ w / total
+    resolved = prior.resolve_moments(mean, variance, data.feature_names)
+    shared = model_family.statistics["scatter"] == ("feature", "feature2")
+    n_classes = len(data.classes)
+    em = niw_em(rows, codes, n_classes, resolved, shared=shared, weights=weights)
+    statistics = xr.Dataset(
+        {
+            "class_count": (("class",), em["class_count"]),
+            "class_mean": (("class", "feature"), em["class_mean"]),
+            "scatter": (model_family.statistics["scatter"], em["scatter"]),
+        },
+        coords={
+            "class": data.classes,
+            "feature": data.feature_names,
+            "feature2": data.feature_names,
+        },
+        attrs={
+            "model": model_family.name,
+            "n_samples": total_weight(em["class_count"]),
+            "feature_names_given": int(data.names_given),
+        },
+    )
+    fixed_prior = NormalInverseWishart(
+        mean=resolved["mean"], kappa=resolved["kappa"], dof=resolved["dof"], scale=resolved["scale"]
+    )
+    estimates = model_family.from_statistics(statistics, class_alpha=class_alpha, prior=fixed_prior)
+    estimates.attrs.update(
+        missing_entries=int((~observed).sum()),
+        missing_fit="gibbs",
+        missing_closed_form=CLOSED_FORM_MEANING,
+        em_iterations=em["iterations"],
+        em_converged=int(em["converged"]),
+    )
+    # EM's fixed point: the conjugate mode of its own expected statistics.
+    mode = model_family.conjugate_mode(estimates)
+    return {
+        "X": rows,
+        "y": codes,
+        "weights": weights,
+        "prior": resolved,
+        "estimates": estimates,
+        "map": mode,
+        "em": em,
+    }
+
+
+def map_point(problem: dict) -> xr.Dataset:
+    """EM's MAP as a point Dataset (the layout of ``map_``)."""
+    estimates = problem["estimates"]
+    point = xr.Dataset(problem["map"], coords=parameter_coords(estimates))
+    point.attrs = {
+        "map_method": "em",
+        "map_converged": estimates.attrs["em_converged"],
+        "map_message": (
+            f"EM on the observed entries, {estimates.attrs['em_iterations']} iterations: the "
+            "mode of p(π, μ, Σ | observed entries)"
+        ),
+    }
+    return point
+
+
+def gibbs_draws(
+    model_family: Family,
+    problem: dict,
+    *,
+    draws: int,
+    tune: int,
+    chains: int,
+    rng: np.random.Generator,
+) -> dict[str, np.ndarray]:
+    """``chains`` × ``draws`` Gibbs sweeps after ``tune`` discarded ones, each chain started
+    at an exact conjugate draw given EM's expected statistics. Returns every parameter's
+    draws, shape (chains, draws, ...)."""
+    X, codes, weights = problem["X"], problem["y"], problem["weights"]
+    estimates = problem["estimates"]
+    n_classes = estimates.sizes["class"]
+    shared = estimates["scatter"].ndim == 2
+    groups = missing_groups(np.isnan(X))
+    # One Dataset whose statistics each sweep overwrites in place: conjugate_draws reads
+    # only the statistics, the prior and class_alpha.
+    state = estimates[["class_count", "class_mean", "scatter", "prior_mean", "prior_scale"]].copy(
+        deep=True
+    )
+    state.attrs = dict(estimates.attrs)
+    out: dict[str, np.ndarray] = {}
+    for chain, chain_rng in enumerate(rng.spawn(chains)):
+        point = model_family.conjugate_draws(estimates, chain_rng, (1,), "float64", posterior=True)
+        mu, cov = point["mu"][1][0], point["cov"][1][0]
+        for sweep in range(tune + draws):
+            completed = conditional_draws(X, codes, mu, cov, chain_rng, groups=groups)
+            _, class_mean, scatter = expected_statistics(
+                completed, codes, n_classes, None, None, shared=shared, groups=[], weights=weights
+            )
+            state["class_mean"].values[...] = class_mean
+            state["scatter"].values[...] = scatter
+            point = model_family.conjugate_draws(state, chain_rng, (1,), "float64", posterior=True)
+            mu, cov = point["mu"][1][0], point["cov"][1][0]
+            if sweep >= tune:
+                for name, (_, values) in point.items():
+                    if name not in out:
+                        out[name] = np.empty((chains, draws, *values.shape[1:]))
+                    out[name][chain, sweep - tune] = values[0]
+    return out
+
+
+def gibbs_fit(
+    model_family: Family,
+    X,
+    y,
+    *,
+    prior: NormalInverseWishart | None,
+    class_alpha: float = 1.0,
+    feature_names=None,
+    sample_weight=None,
+    draws: int = 1000,
+    tune: int = 1000,
+    chains: int = 4,
+    random_seed=None,
+    prior_draws: int = 500,
+    dtype: str = "float64",
+) -> tuple[xr.Dataset, xr.DataTree, xr.Dataset]:
+    """Fit GDA or QDA (``model_family``) to rows with missing entries by Gibbs sampling.
+
+    Parameters
+    ----------
+    model_family : bayesgen.families.base.Family
+        GDA's or QDA's (a normal-inverse-Wishart block).
+    X : array-like or DataFrame of shape (n_samples, n_features)
+        NaN (None, ``<NA>``) where an entry is missing, completely at random or at random
+        given the observed entries and the label (MCAR/MAR): the missingness is ignored.
+    y : array-like of shape (n_samples,)
+    prior, class_alpha
+        As the estimators take them; the prior's data-centred defaults come from the
+        observed entries.
+    draws, tune, chains : int
+        Kept sweeps per chain, discarded sweeps per chain, chains.
+    random_seed : int, numpy.random.Generator or None
+    prior_draws : int
+        Exact draws of the prior (the ``prior`` group); 0 skips it.
+    dtype : {"float64", "float32"}
+        Storage type of the draws.
+
+    Returns
+    -------
+    estimates : xarray.Dataset
+        The closed form (see the module docstring), ``attrs["missing_entries"]``.
+    idata : xarray.DataTree
+        ``posterior`` (chain, draw, ...), ``prior`` and ``constant_data``.
+    map_point : xarray.Dataset
+        EM's MAP.
+    """
+    problem = missing_entries_problem(
+        model_family,
+        X,
+        y,
+        prior=prior,
+        class_alpha=class_alpha,
+        feature_names=feature_names,
+        sample_weight=sample_weight,
+    )
+    estimates = problem["estimates"]
+    rng = np.random.default_rng(random_seed)
+    start = datetime.datetime.now(datetime.UTC)
+    values = gibbs_draws(model_family, problem, draws=draws, tune=tune, chains=chains, rng=rng)
+    seconds = (datetime.datetime.now(datetime.UTC) - start).total_seconds()
+    dims = model_family.parameter_dims(estimates)
+    coords = parameter_coords(estimates)
+    posterior = xr.Dataset(
+        {name: (("chain", "draw", *dims[name]), values[name]) for name in dims},
+        coords=coords | {"chain": np.arange(chains), "draw": np.arange(draws)},
+    )
+    posterior.attrs = {
+        "model": estimates.attrs["model"],
+        "sampling_time": seconds,
+        "tuning_steps": tune,
+        "missing_entries": estimates.attrs["missing_entries"],
+    }
+    tree = {"posterior": posterior}
+    if prior_draws:
+        prior_values = model_family.conjugate_draws(
+            estimates, rng, (1, prior_draws), dtype, posterior=False
+        )
+        tree["prior"] = xr.Dataset(
+            {name: (("chain", "draw", *d), v) for name, (d, v) in prior_values.items()},
+            coords=coords | {"chain": [0], "draw": np.arange(prior_draws)},
+        )
+    statistics = model_family.statistics_of(estimates)
+    statistics.attrs = dict(estimates.attrs)
+    tree["constant_data"] = statistics
+    idata = xr.DataTree.from_dict(tree)
+    for group in ("posterior", "prior"):
+        if group in idata.children:
+            dataset = idata[group].to_dataset()
+            attrs = dict(dataset.attrs)
+            dataset = dataset.astype(dtype, copy=False)
+            attrs.update(
+                inference_library="bayesgen.gibbs",
+                created_at=start.isoformat(),
+                bayesgen_version=__version__,
+            )
+            dataset.attrs = attrs
+            idata[group] = dataset
+    return estimates, idata, map_point(problem)
