@@ -284,10 +284,13 @@ def draw_chunks(
         yield chain, block, posterior.isel(chain=chain, draw=block).transpose("draw", ...)
 
 
-def check_observed(tree: xr.DataTree, n_classes: int, n_features: int) -> None:
+def check_observed(
+    tree: xr.DataTree, n_classes: int, n_features: int, *, missing: bool = False
+) -> None:
     """Check a model file's training rows and their log-likelihood
     (:func:`bayesgen.io.model_files.load`),
-    in the layout of this module (after :func:`upgrade_layout`).
+    in the layout of this module (after :func:`upgrade_layout`); ``missing``: the model
+    integrates missing entries out, so the rows may hold NaN (never ±inf).
 
     Raises
     ------
@@ -322,7 +325,8 @@ def check_observed(tree: xr.DataTree, n_classes: int, n_features: int) -> None:
             raise ValueError(
                 f"constant_data 'X' has shape {values.shape}; expected ({len(y)}, {n_features})."
             )
-    if not np.isfinite(values).all():
+    allowed = np.isnan(values) if missing else False
+    if not (np.isfinite(values) | allowed).all():
         raise ValueError("constant_data's training rows hold NaN or infinite values.")
     if "log_likelihood" in tree.children:
         loglik = tree["log_likelihood"].to_dataset()

@@ -474,7 +474,8 @@ def _check_values(X, *, kind: FeatureKind, binarize: float | None, name: str, mi
 
 def _check_missing(X, stored, *, name: str, missing) -> None:
     """Refuse NaN unless the model integrates missing entries out (``missing`` True), and
-    then only NaN in a dense X, never ±inf, and never a column with no observed entry."""
+    then only NaN in a dense X, never ±inf (a fit also refuses a column with no observed
+    entry: :func:`check_observed_columns`)."""
     n_bad = int(np.size(stored) - np.count_nonzero(np.isfinite(stored)))
     finite = (
         f"{name}: expected finite values; got {n_bad} NaN or infinite entries (missing "
@@ -494,8 +495,25 @@ def _check_missing(X, stored, *, name: str, missing) -> None:
             f"{finite}: in a sparse matrix, whose unstored entries are zeros, not missing; "
             "pass a dense array (with NaN where an entry is missing)."
         )
+
+
+def check_observed_columns(X, name: str = "X") -> None:
+    """Refuse training rows with a column that has no observed entry (every row missing it):
+    it tells nothing about the classes, and its cells would be their prior only.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayesgen.input.data import check_observed_columns
+    >>> check_observed_columns(np.array([[1.0, np.nan], [2.0, np.nan]]))  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+        ...
+    ValueError: X: column 1 has no observed entry (every row is missing it; ...
+    """
+    if sp.issparse(X) or X.shape[0] == 0:
+        return
     empty = np.flatnonzero(np.isnan(X).all(axis=0))
-    if empty.size and X.shape[0] > 0:
+    if empty.size:
         raise ValueError(
             f"{name}: column {int(empty[0])} has no observed entry (every row is missing it; "
             f"{empty.size} such columns); drop it, it tells nothing about the classes."

@@ -28,7 +28,13 @@ import pandas as pd
 import scipy.sparse as sp
 import xarray as xr
 
-from bayesgen.input.data import FeatureKind, TrainingData, check_feature_names, check_features
+from bayesgen.input.data import (
+    FeatureKind,
+    TrainingData,
+    check_feature_names,
+    check_features,
+    check_observed_columns,
+)
 from bayesgen.input.labels import check_labels, label_kind
 from bayesgen.maths.counts import class_counts
 from bayesgen.maths.gaussian import merge_class_moments
@@ -160,6 +166,8 @@ def training_data(
         was given.
     """
     X, names, names_given = check_features(X, kind=kind, binarize=binarize, missing=missing)
+    if missing is True:
+        check_observed_columns(X)
     if feature_names is not None:
         names, names_given = check_feature_names(feature_names, X.shape[1]), True
     if classes is None:

@@ -98,7 +98,10 @@ def check_groups(tree: xr.DataTree, closed_form: xr.Dataset, model: Family) -> N
                     f"{posterior.sizes[dim]}."
                 )
     if "observed_data" in tree.children:
-        check_observed(tree, n_classes, closed_form.sizes["feature"])
+        # Missing entries are NaN in the rows of a model that integrates them out.
+        check_observed(
+            tree, n_classes, closed_form.sizes["feature"], missing=model.missing_values is True
+        )
 
 
 def check_params(cls, params: dict):
