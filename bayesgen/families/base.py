@@ -35,6 +35,7 @@ import xarray as xr
 from bayesgen.families.presentation import Presentation, TopParameters
 from bayesgen.families.results import DrawIdentity, Marginal, Variable
 from bayesgen.input.data import FeatureKind, check_features, check_prediction_features
+from bayesgen.input.statistics import CELL_COUNT
 
 if TYPE_CHECKING:
     import pymc as pm
@@ -55,7 +56,7 @@ REQUIRED_ATTRIBUTES = (
 #: Statistics a fit holds only sometimes, which :meth:`Family.statistics_of` keeps where they
 #: are: ``cell_count`` (class, feature), the weight of the rows observed in each cell of a fit
 #: whose rows had missing entries (absent: every row observed, ``class_count`` per cell).
-OPTIONAL_STATISTICS = ("cell_count",)
+OPTIONAL_STATISTICS = (CELL_COUNT,)
 #: The attrs of a fit's statistics that :meth:`Family.statistics_of` keeps for a merge.
 STATISTICS_ATTRS = ("model", "n_samples", "feature_names_given", "binarize")
 

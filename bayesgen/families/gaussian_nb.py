@@ -41,7 +41,13 @@ from bayesgen.families.expected import Expected, reason_array
 from bayesgen.families.presentation import Presentation, TopParameters
 from bayesgen.families.results import Marginal, Variable
 from bayesgen.input.alpha import check_smoothing
-from bayesgen.input.statistics import check_mergeable, total_weight, training_data
+from bayesgen.input.statistics import (
+    CELL_COUNT,
+    cell_counts,
+    check_mergeable,
+    total_weight,
+    training_data,
+)
 from bayesgen.maths import normal_inverse_gamma as nig
 from bayesgen.maths.counts import class_means
 from bayesgen.maths.normal_inverse_gamma import DEFAULT_PRIOR, NormalInverseGamma
@@ -52,7 +58,6 @@ if TYPE_CHECKING:
 
 CELL = ("class", "feature")
 #: The statistic of data with missing entries: the (weighted) observed rows of each cell.
-CELL_COUNT = "cell_count"
 NIG = "normal–inverse-gamma"
 NO_MU_MEAN = "mean not compared: its Monte Carlo error needs Var(μ) to exist, a_n > 1"
 NO_MU_SD = "SD not compared: its Monte Carlo error needs a finite fourth moment, a_n > 2"
@@ -182,13 +187,6 @@ class GaussianNaiveBayesFamily(Family):
         return self._statistics_dataset(
             count, mean, sum_squares, coords=coords, attrs=first.attrs, cells=cells
         )
-
-    def statistics_of(self, estimates: xr.Dataset) -> xr.Dataset:
-        """The base class's, with ``cell_count`` where the fit has missing entries."""
-        statistics = super().statistics_of(estimates)
-        if CELL_COUNT in estimates:
-            statistics[CELL_COUNT] = estimates[CELL_COUNT]
-        return statistics
 
     def _statistics_dataset(
         self, count, mean, sum_squares, *, coords, attrs, cells=None
@@ -550,15 +548,6 @@ def _parameters(estimates: xr.Dataset, *, posterior: bool) -> dict:
         estimates["sum_squares"].values,
         prior,
     )
-
-
-def cell_counts(statistics: xr.Dataset) -> np.ndarray:
-    """Each cell's (weighted) count of observed rows, (class, feature) or (class, 1):
-    ``cell_count`` where the data had missing entries, else the class counts N_k as a column
-    (every entry observed), which broadcasts against the cells."""
-    if CELL_COUNT in statistics:
-        return statistics[CELL_COUNT].values.astype(np.float64)
-    return statistics["class_count"].values.astype(np.float64)[:, None]
 
 
 # --------------------------------------------------------------------------------------------

@@ -52,13 +52,18 @@ from bayesgen.families.presentation import Presentation, TopParameters
 from bayesgen.families.results import Variable, dirichlet_marginal
 from bayesgen.input.alpha import check_class_smoothing, check_smoothing
 from bayesgen.input.data import TrainingData
-from bayesgen.input.statistics import check_mergeable, total_weight, training_data
+from bayesgen.input.statistics import (
+    CELL_COUNT,
+    cell_counts,
+    check_mergeable,
+    total_weight,
+    training_data,
+)
 from bayesgen.maths.counts import class_counts, observed_counts
 from bayesgen.maths.dirichlet import add_lambda, dirichlet_draws, mode_of, per_class
 from bayesgen.maths.evidence import DirichletEvidence
 
 #: The statistic of fits with missing entries: the rows observed in each (class, feature) cell.
-CELL_COUNT = "cell_count"
 
 
 @dataclass
@@ -333,21 +338,11 @@ class NaiveBayesFamily(FeaturePrior, Family):
         (default: as they are)."""
         return first, second
 
-    def statistics_of(self, estimates: xr.Dataset) -> xr.Dataset:
-        """:meth:`Family.statistics_of <bayesgen.families.base.Family.statistics_of>`, with
-        ``cell_count`` where the fit had missing entries."""
-        statistics = super().statistics_of(estimates)
-        if CELL_COUNT in estimates:
-            statistics[CELL_COUNT] = estimates[CELL_COUNT]
-        return statistics
-
     def cell_totals(self, statistics: xr.Dataset) -> np.ndarray:
         """The rows each (class, feature) cell counts, shape (n_classes, n_features) or, without
         missing entries, (n_classes, 1): ``cell_count`` where X had a NaN (the rows observed
         there), else the class's rows N_k for every feature."""
-        if CELL_COUNT in statistics:
-            return statistics[CELL_COUNT].values
-        return statistics["class_count"].values[:, None]
+        return cell_counts(statistics)
 
     @abstractmethod
     def smoothing_terms(self, statistics: xr.Dataset):

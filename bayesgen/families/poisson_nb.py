@@ -54,11 +54,16 @@ import bayesgen.maths.gamma_poisson as gamma_poisson
 from bayesgen.families.base import Family
 from bayesgen.families.class_prior import CLASS_PRIOR
 from bayesgen.families.expected import Expected, reason_array
-from bayesgen.families.gaussian_nb import CELL_COUNT, cell_counts
 from bayesgen.families.presentation import Presentation, TopParameters
 from bayesgen.families.results import Marginal, Variable
 from bayesgen.input.alpha import check_gamma_prior, check_smoothing
-from bayesgen.input.statistics import check_mergeable, total_weight, training_data
+from bayesgen.input.statistics import (
+    CELL_COUNT,
+    cell_counts,
+    check_mergeable,
+    total_weight,
+    training_data,
+)
 from bayesgen.maths.counts import class_counts, feature_counts
 from bayesgen.maths.dirichlet import log
 from bayesgen.maths.likelihood import linear_in_x
@@ -247,13 +252,6 @@ class PoissonFamily(Family):
         merged.attrs = dict(first.attrs)
         merged.attrs["n_samples"] = total_weight(merged["class_count"].values)
         return merged
-
-    def statistics_of(self, estimates: xr.Dataset) -> xr.Dataset:
-        """The base class's, with ``cell_count`` where the fit has missing entries."""
-        statistics = super().statistics_of(estimates)
-        if CELL_COUNT in estimates:
-            statistics[CELL_COUNT] = estimates[CELL_COUNT]
-        return statistics
 
     def from_statistics(
         self, statistics: xr.Dataset, *, class_alpha: float = 1.0, rate_prior=None

@@ -307,3 +307,30 @@ def gaussian_statistics(
             "feature_names_given": int(data.names_given),
         },
     )
+
+
+#: The statistic of a fit whose rows had missing entries: the weight of the rows observed in
+#: each (class, feature) cell. Absent where every entry was observed.
+CELL_COUNT = "cell_count"
+
+
+def cell_counts(statistics: xr.Dataset) -> np.ndarray:
+    """Each cell's (weighted) count of observed rows, (class, feature) or (class, 1):
+    ``cell_count`` where the data had missing entries, else the class counts N_k as a column
+    (every entry observed), which broadcasts against the cells.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import xarray as xr
+    >>> from bayesgen.input.statistics import cell_counts
+    >>> complete = xr.Dataset({"class_count": ("class", [3.0, 2.0])})
+    >>> cell_counts(complete).tolist()
+    [[3.0], [2.0]]
+    >>> cells = complete.assign(cell_count=(("class", "feature"), [[3.0, 2.0], [2.0, 1.0]]))
+    >>> cell_counts(cells).tolist()
+    [[3.0, 2.0], [2.0, 1.0]]
+    """
+    if CELL_COUNT in statistics:
+        return statistics[CELL_COUNT].values.astype(np.float64)
+    return statistics["class_count"].values.astype(np.float64)[:, None]
