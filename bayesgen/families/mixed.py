@@ -68,6 +68,21 @@ class MixedFamily(Family):
     ----------
     families : mapping of str to Family
         The blocks a mixed model may hold, by their ``name`` (the registry hands them in).
+
+    Examples
+    --------
+    The registry holds the one mixed model; without a plan it fits a table by the blocks
+    ``blocks="auto"`` proposes:
+
+    >>> import pandas as pd
+    >>> from bayesgen.families import family
+    >>> table = pd.DataFrame({"mass": [3.1, 3.4, 4.6, 4.9], "island": ["A", "A", "B", "B"]})
+    >>> mixed = family("mixed_nb")
+    >>> fit = mixed.fit(table, ["x", "x", "y", "y"])
+    >>> [(block.name, block.model.name) for block in mixed.blocks(fit)]
+    [('gaussian', 'gaussian_nb'), ('categorical', 'categorical_nb')]
+    >>> fit["gaussian::mu"].dims
+    ('class', 'gaussian::feature')
     """
 
     name = "mixed_nb"
@@ -76,6 +91,8 @@ class MixedFamily(Family):
     feature_kind = "real"
     parameters: ClassVar[dict[str, tuple[str, ...]]] = {"class_prob": ("class",)}
     statistics: ClassVar[dict[str, tuple[str, ...]]] = {"class_count": ("class",)}
+    #: Each block takes or refuses a missing entry by its own rule (its ``missing_values``).
+    missing_values = True
     presentation = Presentation(
         plot_variables=("class_prob",),
         top_parameter_label="block parameter",
