@@ -212,7 +212,11 @@ def missing_fit_expected(
                 closed_form_sd=nan,
                 mle=nan,
                 expected_map=nan,
-                reasons=(reason_array(shape, MISSING_FIT),) * 3,
+                reasons=(
+                    reason_array(shape, MISSING_FIT),
+                    reason_array(shape, "SD not compared: no closed form either"),
+                    reason_array(shape, "MAP not compared: map_ is EM's mode itself"),
+                ),
                 hide_map=np.zeros(shape, dtype=bool),
                 prior="NIW, missing entries",
                 mean_identity=None,
