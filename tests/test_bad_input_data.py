@@ -18,6 +18,7 @@ COUNTS = np.array([[1, 0, 2], [0, 3, 1], [2, 2, 0], [1, 1, 1]], dtype=float)
 LABELS = [0, 1, 0, 1]
 REAL = np.array([[0.1, 1.2], [1.3, -0.4], [-0.5, 0.9], [2.1, 0.3], [0.7, -1.1], [1.9, 1.4]])
 REAL_LABELS = [0, 1, 0, 1, 0, 1]
+LABELS_BY_PAIR = [0, 0, 1, 1]
 FAST = {"inference": "conjugate", "compute_map": False, "draws": 20, "prior_draws": 0}
 
 
@@ -279,6 +280,23 @@ BAD_INPUTS = [
     ("predict-X-wrong-feature-count", predict_multinomial([[1.0, 2.0]]), ValueError,
      r"X has 2 features, but .* 3 features"),
     ("predict-X-nan", predict_multinomial([[1.0, np.nan, 0.0]]), ValueError, FINITE),
+    # -- X: missing entries (NaN) -------------------------------------------------------------
+    ("X-nan-multinomial-says-why", multinomial(counts_with(1, 2, np.nan)), ValueError,
+     FINITE + r".*a document with a missing word count has no known length"),
+    ("X-all-missing-column", bernoulli(np.where(np.arange(3) == 2, np.nan, COUNTS > 1)),
+     ValueError, r"X: column 2 has no observed entry \(every row is missing it"),
+    ("X-nan-in-sparse-for-a-model-taking-nan",
+     bernoulli(sp.csr_array(np.where(np.eye(4, 3) == 1, np.nan, (COUNTS > 1).astype(float)))),
+     ValueError, r"in a sparse matrix, whose unstored entries are zeros, not missing"),
+    ("X-inf-for-a-model-taking-nan", bernoulli(np.where(np.eye(4, 3) == 1, np.inf, 0.0)),
+     ValueError, r"infinite values are never taken"),
+    ("y-nan-for-a-model-taking-nan", bernoulli(np.where(np.eye(4, 3) == 1, np.nan, 1.0),
+                                                y=[0, np.nan, 1, 1]),
+     ValueError, MISSING + r"\[1\]"),
+    ("gda-nuts-with-nan",
+     lambda: GaussianDiscriminantAnalysis(draws=200, tune=200, chains=2).fit(
+         np.where(REAL > 2, np.nan, REAL), REAL_LABELS),
+     ValueError, r"missing"),
     ("gda-sparse-X-estimator-complex",
      lambda: GaussianDiscriminantAnalysis(**FAST).fit(sp.csr_array(REAL + 1j), REAL_LABELS),
      ValueError, r"X: Complex data not supported"),
@@ -335,6 +353,14 @@ VALID_INPUTS = [
     ("n-categories-integer-valued-float",
      lambda: cf.categorical_nb(COUNTS, LABELS, n_categories=5.0)["n_categories"].values.tolist(),
      [5, 5, 5]),
+    ("class-whose-rows-all-miss-a-feature-keeps-its-prior",
+     lambda: cf.bernoulli_nb(np.array([[1.0, np.nan], [0.0, np.nan], [1.0, 1.0], [0.0, 0.0]]),
+                             LABELS_BY_PAIR)["feature_prob"].values[0, 1].item(), 0.5),
+    ("row-with-every-entry-missing-predicts-the-class-prior",
+     lambda: cf.predict_proba(cf.bernoulli_nb(np.array([[1.0, 0.0], [1.0, 1.0], [0.0, 1.0],
+                                                        [0.0, 0.0], [1.0, 0.0]]),
+                                              [0, 0, 0, 1, 1]),
+                              [[np.nan, np.nan]]).round(12).tolist(), [[round(4 / 7, 12), round(3 / 7, 12)]]),
     ("feature-names-numpy-strings",
      lambda: cf.multinomial_nb(COUNTS, LABELS, feature_names=np.array(["a", "b", "c"]))[
          "feature"].values.tolist(), ["a", "b", "c"]),
