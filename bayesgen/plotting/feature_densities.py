@@ -119,6 +119,7 @@ def _normal_support(draws: dict, observed: np.ndarray | None) -> np.ndarray:
     centre = draws["mu"].mean(axis=0)
     spread = 4.0 * np.sqrt(draws["var"].mean(axis=0))
     low, high = np.min(centre - spread), np.max(centre + spread)
+    observed = _observed(observed)
     if observed is not None and observed.size:
         low, high = min(low, observed.min()), max(high, observed.max())
     return np.linspace(low, high, GRID_POINTS)
@@ -146,6 +147,7 @@ def _count_support(draws: dict, observed: np.ndarray | None) -> np.ndarray:
     rate = draws["feature_rate"].mean(axis=0)
     spread = 4.0 * np.sqrt(rate) + 1.0
     low, high = np.min(rate - spread), np.max(rate + spread)
+    observed = _observed(observed)
     if observed is not None and observed.size:
         low, high = min(low, observed.min()), max(high, observed.max())
     low, high = max(0, int(np.floor(low))), int(np.ceil(high))
@@ -430,6 +432,11 @@ def _thinned(posterior: xr.Dataset, max_draws: int) -> xr.Dataset:
     return stacked.isel(sample=keep).drop_vars(["sample", "chain", "draw"])
 
 
+def _observed(values: np.ndarray | None) -> np.ndarray | None:
+    """The values without the missing entries (NaN) of a fit that had some."""
+    return None if values is None else values[~np.isnan(values)]
+
+
 def _column(X_rows, feature: int) -> np.ndarray:
     if sp.issparse(X_rows):
         return sp.csc_array(X_rows)[:, [feature]].toarray().ravel().astype(np.float64)
@@ -438,7 +445,9 @@ def _column(X_rows, feature: int) -> np.ndarray:
 
 def _draw_rows(ax, kind: DensityKind, values: np.ndarray, grid: np.ndarray, color, label):
     """The class's training values as a density histogram: bins one count (or one stride of
-    the grid) wide, centred on the counts; ``auto`` bins for real values."""
+    the grid) wide, centred on the counts; ``auto`` bins for real values. Missing entries
+    (NaN) are not drawn."""
+    values = _observed(values)
     if not values.size:
         return
     if kind.discrete:
