@@ -487,8 +487,8 @@ def _check_missing(X, stored, *, name: str, missing) -> None:
         reason = missing if isinstance(missing, str) and missing else "this model needs them all"
         raise ValueError(
             f"{finite}: {reason}. Impute or drop them first, or use a model that integrates "
-            "a missing entry out (GaussianNB, PoissonNB, BernoulliNB, CategoricalNB, or their "
-            "blocks in NaiveBayes)."
+            "a missing entry out (GaussianNB, PoissonNB, BernoulliNB, CategoricalNB, their "
+            "blocks in NaiveBayes, or GDA/QDA with inference='conjugate')."
         )
     if sp.issparse(X):
         raise ValueError(
