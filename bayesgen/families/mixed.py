@@ -32,7 +32,7 @@ import pandas as pd
 import scipy.sparse as sp
 import xarray as xr
 
-from bayesgen.families import block_layout as layout_names
+import bayesgen.families.block_layout as layout_names
 from bayesgen.families.base import Family
 from bayesgen.families.class_prior import CLASS_PRIOR
 from bayesgen.families.presentation import Presentation, TopParameters
