@@ -142,3 +142,18 @@ def test_the_command_line_reads_empty_cells_and_named_fields_as_missing(tmp_path
     )
     assert main(["predict", str(model), str(path), "--na-values", "NA"]) == 0
     assert "p_gentoo" in capsys.readouterr().out
+
+
+def test_a_count_block_beside_a_text_column_takes_its_missing_entries():
+    texts = ["win a free prize", "free prize now", "lunch at noon", "see you at lunch"] * 3
+    table = pd.DataFrame({"text": texts, "digits": [4.0, np.nan, 0.0, 1.0] * 3})
+    y = np.array(["spam", "spam", "ham", "ham"] * 3)
+    blocks = [("words", "multinomial", "text"), ("digits", "poisson", ["digits"])]
+    est = NaiveBayes(blocks, **FAST).fit(table, y)
+    observed = (~table["digits"].isna()).groupby(y).sum()
+    np.testing.assert_array_equal(
+        est.closed_form_["digits::cell_count"].values[:, 0],
+        observed.loc[est.classes_].to_numpy(dtype=float),
+    )
+    assert np.isfinite(est.predict_proba(table)).all()
+    assert np.isfinite(bayesgen.loo_proba(est)).all()

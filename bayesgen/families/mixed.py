@@ -611,8 +611,12 @@ def _has_names(table) -> bool:
 
 
 def _block_rows(part, model: Family):
-    """A block's columns as it takes them: sparse for word counts and flags, else dense."""
-    if sp.issparse(part) and model.feature_kind not in ("count", "binary"):
+    """A block's columns as it takes them: sparse for word counts and flags, else dense,
+    and dense where they hold a missing entry (a sparse matrix's unstored entries are zeros,
+    so a block takes NaN only in a dense one)."""
+    if sp.issparse(part) and (
+        model.feature_kind not in ("count", "binary") or np.isnan(part.data).any()
+    ):
         return part.toarray()
     return part
 
