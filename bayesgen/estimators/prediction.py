@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 import xarray as xr
 
+from bayesgen.estimators.prior_shift import PriorShift, adjust_class_prior
 from bayesgen.inference.observed import draw_chunks
 from bayesgen.input.params import check_probability
 from bayesgen.maths.likelihood import normalize_log_proba
@@ -131,6 +132,53 @@ class PosteriorPrediction:
         """
         with np.errstate(divide="ignore"):
             return np.log(self.predict_proba(X))
+
+    def adjust_class_prior(
+        self, X_new, *, prior=1.0, draws: int = 2000, prob: float = 0.94, random_seed=None
+    ) -> PriorShift:
+        """The class probabilities π′ of unlabelled rows X_new (prior shift), p(x | y) kept at
+        the fit, and X_new's p(y | x) re-weighted by them.
+
+        The posterior of π′ under a Dirichlet(``prior``) prior: its mode by EM (Saerens,
+        Latinne and Decaestecker 2002), its draws by Gibbs sampling, whether it has moved
+        from the training probabilities (interval rule and log Bayes factor). p(x | y) is the
+        exact posterior predictive where the model has one (its parameters integrated out),
+        else the plug-in. See :func:`bayesgen.estimators.prior_shift.adjust_class_prior`.
+
+        Parameters
+        ----------
+        X_new : array-like, DataFrame or sparse matrix of shape (n_rows, n_features)
+            Unlabelled rows with the columns of the fit.
+        prior : float or array-like of shape (n_classes,), default 1.0
+            Dirichlet concentration of π′ (1: uniform).
+        draws : int, default 2000
+            Kept Gibbs draws per chain (4 chains).
+        prob : float, default 0.94
+            Mass of the credible intervals, in (0, 1).
+        random_seed : None, int or numpy.random.Generator
+
+        Returns
+        -------
+        bayesgen.estimators.prior_shift.PriorShift
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from bayesgen import GaussianNB
+        >>> rng = np.random.default_rng(0)
+        >>> y = np.repeat([0, 1], 200)
+        >>> est = GaussianNB(inference="conjugate", random_seed=0)
+        >>> est = est.fit(rng.normal(size=(400, 1)) + 3 * y[:, None], y)
+        >>> y_new = (rng.random(300) < 0.1).astype(int)  # deployed: 90 % class 0
+        >>> shift = est.adjust_class_prior(rng.normal(size=(300, 1)) + 3 * y_new[:, None],
+        ...                                random_seed=0)
+        >>> shift.class_prob.round(1).tolist(), shift.shifted
+        ([0.9, 0.1], True)
+        """
+        self.check_fitted()
+        return adjust_class_prior(
+            self, X_new, prior=prior, draws=draws, prob=prob, random_seed=random_seed
+        )
 
 
 #: Values of a block of draws above which its quantiles are taken on two threads.

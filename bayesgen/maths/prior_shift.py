@@ -148,19 +148,26 @@ def check_concentration(prior, n_classes: int, name: str = "prior") -> np.ndarra
 def prior_shift_log_likelihood(class_prob, log_likelihood) -> np.ndarray:
     """log p(X | π′) = Σ_i log Σ_k π′_k exp(L[i, k]) for π′ of shape (..., n_classes).
 
-    Returns an array of shape (...). Works through the draws in blocks of bounded memory.
+    Returns an array of shape (...). Each row's L is shifted by its largest entry, so the sum
+    over classes is a matrix product (a row whose best classes all have π′_k = 0 gives -inf).
     """
     class_prob = np.asarray(class_prob, dtype=np.float64)
     batch = class_prob.shape[:-1]
     flat = class_prob.reshape(-1, class_prob.shape[-1])
-    with np.errstate(divide="ignore"):
-        log_prob = np.log(flat)
+    likelihood, row_max = _scaled_likelihood(log_likelihood)
     out = np.empty(flat.shape[0])
-    step = max(1, _BLOCK_VALUES // log_likelihood.size)
+    step = max(1, _BLOCK_VALUES // likelihood.shape[0])
     for start in range(0, flat.shape[0], step):
-        joint = log_likelihood[None] + log_prob[start : start + step, None, :]
-        out[start : start + step] = logsumexp(joint, axis=-1).sum(axis=-1)
-    return out.reshape(batch)
+        with np.errstate(divide="ignore"):
+            log_mixture = np.log(flat[start : start + step] @ likelihood.T)
+        out[start : start + step] = log_mixture.sum(axis=1)
+    return out.reshape(batch) + row_max.sum()
+
+
+def _scaled_likelihood(log_likelihood: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """exp(L − row max) and the row maxima: L as likelihoods without overflow or a row of 0s."""
+    row_max = log_likelihood.max(axis=1)
+    return np.exp(log_likelihood - row_max[:, None]), row_max
 
 
 def prior_shift_log_posterior(class_prob, log_likelihood, concentration) -> np.ndarray:
@@ -233,10 +240,10 @@ def prior_shift_em(
     trace = [float(prior_shift_log_posterior(class_prob, log_likelihood, concentration))]
     converged, n_iter = False, 0
     pseudo_counts = concentration - 1.0
+    likelihood, _ = _scaled_likelihood(log_likelihood)
     while n_iter < max_iter and not converged:
-        with np.errstate(divide="ignore"):
-            joint = log_likelihood + np.log(class_prob)
-        responsibility = np.exp(joint - logsumexp(joint, axis=1, keepdims=True))
+        weights = likelihood * class_prob
+        responsibility = weights / weights.sum(axis=1, keepdims=True)
         expected_count = responsibility.sum(axis=0) + pseudo_counts
         updated = expected_count / expected_count.sum()
         converged = bool(np.max(np.abs(updated - class_prob)) <= tol)
@@ -288,19 +295,21 @@ def prior_shift_gibbs(
     n_rows, n_classes = log_likelihood.shape
     concentration = check_concentration(concentration, n_classes, "concentration")
     # exp(L - row max) once: each sweep then only multiplies by π′ (no exp, no log).
-    likelihood = np.exp(log_likelihood - log_likelihood.max(axis=1, keepdims=True))
+    likelihood, _ = _scaled_likelihood(log_likelihood)
     tiny = np.finfo(np.float64).tiny
     class_prob = _dirichlet_rows(rng, np.broadcast_to(concentration, (chains, n_classes)))
     out_prob = np.empty((chains, draws, n_classes))
     out_count = np.empty((chains, draws, n_classes))
-    classes = np.arange(n_classes)
+    # Chain c's labels are counted in bins c K ... c K + K − 1 of one bincount.
+    chain_offset = (np.arange(chains) * n_classes)[:, None]
     for sweep in range(tune + draws):
         # A π′_k that underflowed to 0 (tiny a) must not leave a row with no class at all.
         weights = likelihood[None] * np.maximum(class_prob, tiny)[:, None, :]
         cumulative = np.cumsum(weights, axis=2)
         threshold = rng.random((chains, n_rows, 1)) * cumulative[:, :, -1:]
         labels = (threshold >= cumulative).sum(axis=2)  # the first class whose cumsum exceeds u
-        count = (labels[:, :, None] == classes).sum(axis=1).astype(np.float64)
+        count = np.bincount((labels + chain_offset).ravel(), minlength=chains * n_classes)
+        count = count.reshape(chains, n_classes).astype(np.float64)
         class_prob = _dirichlet_rows(rng, concentration + count)
         if sweep >= tune:
             out_prob[:, sweep - tune] = class_prob
@@ -403,7 +412,7 @@ def reweighted_proba(log_likelihood, class_prob_draws, probs) -> tuple[np.ndarra
     log_likelihood = check_class_log_likelihood(log_likelihood)
     draws = np.asarray(class_prob_draws, dtype=np.float64)
     n_rows, n_classes = log_likelihood.shape
-    likelihood = np.exp(log_likelihood - log_likelihood.max(axis=1, keepdims=True))
+    likelihood, _ = _scaled_likelihood(log_likelihood)
     mean = np.empty((n_rows, n_classes))
     quantiles = np.empty((len(probs), n_rows, n_classes))
     step = max(1, _BLOCK_VALUES // (draws.size))
