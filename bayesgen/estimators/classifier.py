@@ -23,9 +23,11 @@ from bayesgen.estimators.prediction import PosteriorPrediction
 from bayesgen.estimators.workflow import GenerativeWorkflow
 from bayesgen.families import Family
 from bayesgen.inference import sampling as inference
+from bayesgen.inference import semi_supervised
 from bayesgen.inference.conjugate import ConjugatePosterior, Lazy
 from bayesgen.inference.progress import show_progress
 from bayesgen.input import distributed, statistics
+from bayesgen.input.labels import unlabelled_rows
 from bayesgen.input.params import INFERENCE_RULES, check_param
 from bayesgen.io import model_files as io
 from bayesgen.maths.diagnostics import ESS_MIN, convergence_problems
@@ -34,6 +36,8 @@ from bayesgen.maths.diagnostics import ESS_MIN, convergence_problems
 #: it in windows of about 100 steps), so fit warns; ``draws * chains`` is held against
 #: compare's ``ess_min`` the same way.
 _MIN_TUNE = 200
+#: What a semi-supervised fit adds beside ``closed_form_``'s attrs; a refit drops them.
+_SEMI_SUPERVISED_ATTRIBUTES = ("transduction_", "label_distributions_", "em_log_likelihood_")
 
 
 class GenerativeClassifier(PosteriorPrediction, GenerativeWorkflow, ClassifierMixin, BaseEstimator):
@@ -77,7 +81,16 @@ class GenerativeClassifier(PosteriorPrediction, GenerativeWorkflow, ClassifierMi
 
     # -- fitting -------------------------------------------------------------------------
 
-    def fit(self, X, y, *, feature_names=None, sample_weight=None):
+    def fit(
+        self,
+        X,
+        y,
+        *,
+        feature_names=None,
+        sample_weight=None,
+        unlabelled_label=None,
+        unlabelled_weight=1.0,
+    ):
         """Fit the posterior to X and y; returns self.
 
         Parameters
@@ -87,7 +100,9 @@ class GenerativeClassifier(PosteriorPrediction, GenerativeWorkflow, ClassifierMi
             are then reduced chunk by chunk on Dask and no rows are kept (no
             ``observed_data``); see :mod:`bayesgen.input.distributed`.
         y : array-like of shape (n_samples,)
-            A Dask array or Series with X's row chunks where X is a Dask collection.
+            A Dask array or Series with X's row chunks where X is a Dask collection. A
+            missing label (None, NaN) marks an unlabelled row, and so does
+            ``unlabelled_label``: see "Semi-supervised fit" below.
         feature_names : sequence of str, optional
             Column names for X when it has none (e.g. a vectorizer's vocabulary for a sparse
             bag-of-words); they become the ``feature`` coordinate and ``feature_names_in_``.
@@ -102,12 +117,37 @@ class GenerativeClassifier(PosteriorPrediction, GenerativeWorkflow, ClassifierMi
             weights as ``sample_weight`` (obs); the ``log_likelihood``
             group's rows are then the unweighted log p(x_i, y_i | θ) of each row, and exact
             leave-one-out (:func:`bayesgen.loo_proba`) refuses such a fit.
+        unlabelled_label : int, str or None, default None
+            The label that marks an unlabelled row besides None/NaN: ``-1`` for integer
+            labels as ``sklearn.semi_supervised`` marks them, or a string such as ``""``. Not
+            implied: -1 is an ordinary class where the labels are -1 and 1.
+        unlabelled_weight : float in [0, 1], default 1.0
+            λ_u, how much an unlabelled row counts beside a labelled one (Nigam's EM-λ); 0
+            fits the labelled rows alone and only predicts the unlabelled ones.
+
+        Semi-supervised fit
+        -------------------
+        With unlabelled rows (see :mod:`bayesgen.inference.semi_supervised` and the docs'
+        "Semi-supervised fit"), the classes are those of the labelled rows (two or more), EM
+        finds the MAP with each unlabelled row's class latent, and the estimator holds the
+        closed form at the EM's completed expected statistics (``closed_form_.attrs``:
+        ``unlabelled_rows``, ``em_iterations``, ``em_converged``, ``unlabelled_weight``)
+        and, for ``inference="conjugate"``, the exact posterior *given those statistics*: an
+        approximation of the posterior given the unlabelled rows, whose labels it treats as
+        known fractions; its mode is the EM's MAP. The full posterior (Gibbs over the labels,
+        NUTS with them marginalised) is a later step, so ``inference="nuts"`` is refused
+        with unlabelled rows for now. ``transduction_`` holds every training row's label (the
+        given one, or the most probable class at the MAP for an unlabelled row),
+        ``label_distributions_`` p(y | x_i, θ̂) (one-hot for a labelled row), and
+        ``em_log_likelihood_`` the EM's trace. ``observed_data`` holds the labelled rows.
+        With every row labelled the fit is the supervised one, bit for bit.
 
         Raises
         ------
         TypeError, ValueError
             For a parameter of the wrong type or value (the message names it), before any
-            data is read or any model compiled.
+            data is read or any model compiled. For unlabelled rows that cannot be fitted
+            (all of them, one labelled class, NUTS), naming ``y``.
 
         Warns
         -----
@@ -118,6 +158,15 @@ class GenerativeClassifier(PosteriorPrediction, GenerativeWorkflow, ClassifierMi
         """
         self._validate_params()
         _warn_column_vector(y)
+        unlabelled_weight = semi_supervised.check_unlabelled_weight(unlabelled_weight)
+        for name in _SEMI_SUPERVISED_ATTRIBUTES:  # a refit replaces a semi-supervised one
+            self.__dict__.pop(name, None)
+        if not distributed.has_dask_input(X, y, sample_weight):
+            unlabelled = unlabelled_rows(y, unlabelled_label=unlabelled_label)
+            if unlabelled.any():
+                return self._fit_semi_supervised(
+                    X, y, unlabelled, feature_names, sample_weight, unlabelled_weight
+                )
         stats = self._closed_form(X, y, feature_names=feature_names, sample_weight=sample_weight)
         self._check_nuts_weights(sample_weight)
         if self.inference == "conjugate":  # the exact posterior, no draws until asked
@@ -129,6 +178,46 @@ class GenerativeClassifier(PosteriorPrediction, GenerativeWorkflow, ClassifierMi
         if "dask_chunks" not in stats.attrs:  # dask input is out of core: no rows kept
             self._add_observed(idata, stats, X, y, sample_weight)
         return self.set_posterior(stats, idata, self._find_map(stats) if self.compute_map else None)
+
+    def _fit_semi_supervised(
+        self, X, y, unlabelled, feature_names, sample_weight, unlabelled_weight
+    ):
+        """:meth:`fit` with unlabelled rows: EM for the MAP
+        (:func:`bayesgen.inference.semi_supervised.em_map`), then the conjugate posterior at
+        the completed expected statistics (see :meth:`fit`'s "Semi-supervised fit")."""
+        if self.inference != "conjugate":
+            raise ValueError(
+                f"y: {int(unlabelled.sum())} rows are unlabelled (None/NaN or "
+                "unlabelled_label), and inference='nuts' cannot fit them yet (their labels "
+                "would be latent in the PyMC model). Use inference='conjugate': EM for the "
+                "MAP, then the conjugate posterior at its expected statistics."
+            )
+        split = semi_supervised.split_rows(X, y, unlabelled, sample_weight)
+        result, labelled_codes = semi_supervised.fit_labelled_and_unlabelled(
+            self._family,
+            split,
+            statistics_of=self._statistics,
+            estimates_of=self._estimates,
+            feature_names=feature_names,
+            unlabelled_weight=unlabelled_weight,
+        )
+        stats = result.estimates
+        stats.attrs |= {
+            "unlabelled_rows": int(unlabelled.sum()),
+            "em_iterations": result.iterations,
+            "em_converged": int(result.converged),
+            "unlabelled_weight": unlabelled_weight,
+        }
+        observed = self._observed_group(
+            stats, split.X_labelled, split.y_labelled, split.weight_labelled
+        )
+        self._set_conjugate(stats, observed)
+        self.label_distributions_ = semi_supervised.label_distributions(
+            unlabelled, labelled_codes, result.responsibilities
+        )
+        self.transduction_ = self.classes_[self.label_distributions_.argmax(axis=1)]
+        self.em_log_likelihood_ = result.log_likelihood
+        return self
 
     def partial_fit(self, X, y, classes=None, sample_weight=None, *, feature_names=None):
         """Add a chunk of rows to the fit; returns self.

@@ -146,8 +146,94 @@ def _missing_labels(positions: np.ndarray) -> ValueError:
     more = f" and {positions.size - 10} more" if positions.size > 10 else ""
     return ValueError(
         f"y: missing labels (None/NaN) at positions {shown}{more}. Drop those samples or give "
-        "them a label."
+        "them a label; an estimator's fit(X, y) (not partial_fit, nor the closed_form "
+        "functions) takes them as unlabelled rows (see docs, semi-supervised)."
     )
+
+
+def unlabelled_rows(y, *, unlabelled_label=None) -> np.ndarray:
+    """Which rows of ``y`` are unlabelled: a mask for a semi-supervised fit.
+
+    A row is unlabelled where its label is missing (None, NaN or ``pd.NA``: always) or equals
+    ``unlabelled_label`` where one is given: ``-1`` for integer labels, as
+    ``sklearn.semi_supervised`` marks them, or a string such as ``""`` for string labels. A
+    marker is never implied, because ``-1`` is an ordinary class wherever labels are -1 and 1
+    (scikit-learn's own estimator checks fit such labels). A marker of one kind never matches
+    a label of the other (``-1`` is not ``"-1"``), nor does a boolean match an integer.
+
+    Parameters
+    ----------
+    y : array-like of shape (n_samples,) or (n_samples, 1)
+        The labels as :func:`check_labels` takes them.
+    unlabelled_label : int, str or None, default None
+        The label that marks an unlabelled row besides None/NaN.
+
+    Returns
+    -------
+    numpy.ndarray of bool, shape (n_samples,)
+        True for an unlabelled row. Anything else about ``y`` is left to
+        :func:`check_labels` on the labelled rows.
+
+    Raises
+    ------
+    TypeError
+        For an ``unlabelled_label`` that is neither an integer nor a string.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> unlabelled_rows(["ham", None, "spam", np.nan]).tolist()
+    [False, True, False, True]
+    >>> unlabelled_rows([0, 1, -1, 1], unlabelled_label=-1).tolist()
+    [False, False, True, False]
+    >>> unlabelled_rows(["ham", "", "spam"], unlabelled_label="").tolist()
+    [False, True, False]
+    """
+    marker_is_int = isinstance(unlabelled_label, numbers.Integral) and not isinstance(
+        unlabelled_label, bool | np.bool_
+    )
+    if unlabelled_label is not None and not (marker_is_int or isinstance(unlabelled_label, str)):
+        raise TypeError(
+            "unlabelled_label: expected an integer (e.g. -1, scikit-learn's marker), a string "
+            f"(e.g. '') or None; got {unlabelled_label!r}."
+        )
+    values = y.to_numpy() if isinstance(y, pd.Series | pd.Index | pd.DataFrame) else y
+    try:
+        values = values if isinstance(values, np.ndarray) else np.asarray(values, dtype=object)
+    except ValueError:  # ragged: check_labels says what is wrong with it
+        return np.zeros(len(y), dtype=bool)
+    if values.ndim == 2 and values.shape[1] == 1:
+        values = values.ravel()
+    if values.ndim != 1:  # check_labels refuses it, naming the shape
+        return np.zeros(values.shape[:1], dtype=bool)
+    if values.dtype.kind in "Of":  # only these hold a missing label
+        unlabelled = np.asarray(pd.isna(values), dtype=bool)
+    else:
+        unlabelled = np.zeros(values.shape, dtype=bool)
+    if unlabelled_label is None:
+        return unlabelled
+    if values.dtype.kind == "O":
+        matches = np.fromiter(
+            (_is_marker(value, unlabelled_label, marker_is_int) for value in values),
+            dtype=bool,
+            count=values.size,
+        )
+    elif values.dtype.kind in "iuf" and marker_is_int:
+        matches = values == unlabelled_label
+    elif values.dtype.kind == "U" and not marker_is_int:
+        matches = values == unlabelled_label
+    else:
+        matches = np.zeros(values.shape, dtype=bool)
+    return unlabelled | matches
+
+
+def _is_marker(value, marker, marker_is_int: bool) -> bool:
+    """Whether one object label is the marker, of the same kind (never True for 1, "-1" for -1)."""
+    if isinstance(value, bool | np.bool_):
+        return False
+    if marker_is_int:
+        return isinstance(value, numbers.Real) and value == marker
+    return isinstance(value, str) and value == marker
 
 
 def check_no_nul(values, name: str, what: str) -> None:
