@@ -301,7 +301,7 @@ def fitted():
         ({"prob": 1.0}, ValueError, "prob"),
         ({"prob": 1.5}, ValueError, "prob"),
         ({"draws": 0}, ValueError, "draws"),
-        ({"draws": 2.5}, ValueError, "draws"),
+        ({"draws": 2.5}, TypeError, "draws"),
         ({"random_seed": "x"}, TypeError, "random_seed"),
     ],
 )
@@ -319,3 +319,13 @@ def test_an_unfitted_estimator_is_refused():
 def test_a_log_likelihood_without_a_finite_class_is_refused():
     with pytest.raises(ValueError, match="row 1"):
         prior_shift_em(np.array([[0.0, -1.0], [-np.inf, -np.inf]]), np.ones(2))
+
+
+def test_gibbs_draws_stay_on_the_simplex_under_a_tiny_prior():
+    rng = np.random.default_rng(12)
+    x, _ = one_feature_rows(rng, 20, [0.5, 0.5])
+    draws = prior_shift_gibbs(
+        gaussian_log_likelihood(x), np.full(2, 1e-3), rng=rng, draws=200
+    ).class_prob
+    assert np.isfinite(draws).all()
+    np.testing.assert_allclose(draws.sum(axis=-1), 1.0)

@@ -221,7 +221,9 @@ def adjust_class_prior(
     PriorShift
     """
     check_probability(prob, "prob")
-    if not isinstance(draws, numbers.Integral) or isinstance(draws, bool) or draws < 1:
+    if not isinstance(draws, numbers.Integral) or isinstance(draws, bool):
+        raise TypeError(f"draws: expected an integer >= 1; got {draws!r}.")
+    if draws < 1:
         raise ValueError(f"draws: expected an integer >= 1; got {draws!r}.")
     rng = random_generator(random_seed, "random_seed")
     classes = np.asarray(estimator.classes_)

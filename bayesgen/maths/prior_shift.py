@@ -77,13 +77,9 @@ class PriorShiftDraws:
     ----------
     class_prob : ndarray of shape (n_chains, n_draws, n_classes)
         Draws of π′ after the tuning sweeps.
-    class_count : ndarray of shape (n_chains, n_draws, n_classes)
-        The counts of the latent labels each draw of π′ was drawn given (π′ | z ~
-        Dirichlet(a + counts)), for Rao-Blackwellised estimates.
     """
 
     class_prob: np.ndarray
-    class_count: np.ndarray
 
 
 def check_class_log_likelihood(log_likelihood, name: str = "log_likelihood") -> np.ndarray:
@@ -299,7 +295,6 @@ def prior_shift_gibbs(
     tiny = np.finfo(np.float64).tiny
     class_prob = _dirichlet_rows(rng, np.broadcast_to(concentration, (chains, n_classes)))
     out_prob = np.empty((chains, draws, n_classes))
-    out_count = np.empty((chains, draws, n_classes))
     # Chain c's labels are counted in bins c K ... c K + K − 1 of one bincount.
     chain_offset = (np.arange(chains) * n_classes)[:, None]
     for sweep in range(tune + draws):
@@ -313,14 +308,15 @@ def prior_shift_gibbs(
         class_prob = _dirichlet_rows(rng, concentration + count)
         if sweep >= tune:
             out_prob[:, sweep - tune] = class_prob
-            out_count[:, sweep - tune] = count
-    return PriorShiftDraws(out_prob, out_count)
+    return PriorShiftDraws(out_prob)
 
 
 def _dirichlet_rows(rng: np.random.Generator, concentration: np.ndarray) -> np.ndarray:
     """One Dirichlet draw per row of ``concentration`` (normalised Gamma variates)."""
     gamma = rng.standard_gamma(concentration)
-    return gamma / gamma.sum(axis=-1, keepdims=True)
+    # Every variate of a tiny concentration may underflow to 0: then 0s, not 0 / 0.
+    total = np.maximum(gamma.sum(axis=-1, keepdims=True), np.finfo(np.float64).tiny)
+    return gamma / total
 
 
 def prior_shift_log_bayes_factor(
