@@ -444,15 +444,35 @@ class GaussianDiscriminantAnalysis(GenerativeClassifier):
         return tags
 
     def fit(self, X, y, *, feature_names=None, sample_weight=None):
-        if self.inference != "conjugate" or not gibbs.has_missing_entries(X):
+        if not gibbs.has_missing_entries(X):
             return super().fit(X, y, feature_names=feature_names, sample_weight=sample_weight)
-        # Missing entries: Gibbs sampling, EM's MAP (bayesgen.inference.gibbs).
+        # Missing entries: Gibbs sampling or NUTS with the entries latent, EM's MAP
+        # (bayesgen.inference.gibbs).
         self._validate_params()
-        stats, idata, map_point = gibbs.gibbs_fit(
-            self._family, X, y, **self._prior_options(), feature_names=feature_names,
-            sample_weight=sample_weight, draws=self.draws, tune=self.tune, chains=self.chains,
-            random_seed=self.random_seed, prior_draws=self.prior_draws, dtype=self.dtype,
-        )  # fmt: skip
+        if self.inference == "conjugate":
+            stats, idata, map_point = gibbs.gibbs_fit(
+                self._family, X, y, **self._prior_options(), feature_names=feature_names,
+                sample_weight=sample_weight, draws=self.draws, tune=self.tune,
+                chains=self.chains, random_seed=self.random_seed,
+                prior_draws=self.prior_draws, dtype=self.dtype,
+            )  # fmt: skip
+        else:
+            if self.cov_prior != "conjugate":
+                raise ValueError(
+                    "cov_prior='lkj' with missing entries is not supported: their fit's MAP "
+                    "(EM) and prior are the normal-inverse-Wishart's; use "
+                    "cov_prior='conjugate'."
+                )
+            self._check_nuts_weights(sample_weight)
+            stats, idata, map_point = gibbs.nuts_fit(
+                self._family, X, y, **self._prior_options(),
+                model_options=self._model_options(), feature_names=feature_names,
+                sample_weight=sample_weight, draws=self.draws, tune=self.tune,
+                chains=self.chains, cores=self.cores, random_seed=self.random_seed,
+                nuts_sampler=self.nuts_sampler, target_accept=self.target_accept,
+                prior_draws=self.prior_draws, dtype=self.dtype, progressbar=self.progressbar,
+            )  # fmt: skip
+            self._warn_unconverged(idata)
         self._add_observed(idata, stats, X, y, sample_weight)
         return self.set_posterior(stats, idata, map_point if self.compute_map else None)
 
@@ -575,15 +595,29 @@ class QuadraticDiscriminantAnalysis(GenerativeClassifier):
         return tags
 
     def fit(self, X, y, *, feature_names=None, sample_weight=None):
-        if self.inference != "conjugate" or not gibbs.has_missing_entries(X):
+        if not gibbs.has_missing_entries(X):
             return super().fit(X, y, feature_names=feature_names, sample_weight=sample_weight)
-        # Missing entries: Gibbs sampling, EM's MAP (bayesgen.inference.gibbs).
+        # Missing entries: Gibbs sampling or NUTS with the entries latent, EM's MAP
+        # (bayesgen.inference.gibbs).
         self._validate_params()
-        stats, idata, map_point = gibbs.gibbs_fit(
-            self._family, X, y, **self._prior_options(), feature_names=feature_names,
-            sample_weight=sample_weight, draws=self.draws, tune=self.tune, chains=self.chains,
-            random_seed=self.random_seed, prior_draws=self.prior_draws, dtype=self.dtype,
-        )  # fmt: skip
+        if self.inference == "conjugate":
+            stats, idata, map_point = gibbs.gibbs_fit(
+                self._family, X, y, **self._prior_options(), feature_names=feature_names,
+                sample_weight=sample_weight, draws=self.draws, tune=self.tune,
+                chains=self.chains, random_seed=self.random_seed,
+                prior_draws=self.prior_draws, dtype=self.dtype,
+            )  # fmt: skip
+        else:
+            self._check_nuts_weights(sample_weight)
+            stats, idata, map_point = gibbs.nuts_fit(
+                self._family, X, y, **self._prior_options(),
+                model_options=self._model_options(), feature_names=feature_names,
+                sample_weight=sample_weight, draws=self.draws, tune=self.tune,
+                chains=self.chains, cores=self.cores, random_seed=self.random_seed,
+                nuts_sampler=self.nuts_sampler, target_accept=self.target_accept,
+                prior_draws=self.prior_draws, dtype=self.dtype, progressbar=self.progressbar,
+            )  # fmt: skip
+            self._warn_unconverged(idata)
         self._add_observed(idata, stats, X, y, sample_weight)
         return self.set_posterior(stats, idata, map_point if self.compute_map else None)
 

@@ -5,7 +5,7 @@ parameters, the Student-t predictive, missing entries, and how a Gaussian block 
 Missing entries (NaN): every density at prediction is over each row's observed coordinates
 (:mod:`bayesgen.maths.missing_gaussian`: the sub-vector of the location, the sub-block of the
 scale), a row with none observed getting the class prior. The closed forms cannot fit them
-(:data:`FIT_MISSING_REASON`); the estimators fit them by Gibbs sampling
+(:data:`FIT_MISSING_REASON`); the estimators fit them by Gibbs sampling or NUTS
 (:mod:`bayesgen.inference.gibbs`), whose closed form holds EM's expected statistics and
 ``attrs["missing_entries"]``: its π alone is exact (:func:`missing_fit_expected`).
 """
@@ -41,11 +41,13 @@ __all__ = [
 #: Why the closed forms of GDA and QDA refuse a missing entry at fit.
 FIT_MISSING_REASON = (
     "the closed forms of GDA and QDA need every entry (with missing ones the posterior is not "
-    "conjugate); fit them with the estimator's Gibbs sampler, inference='conjugate' "
-    "(NUTS with missing entries is not supported yet)"
+    "conjugate); fit them with the estimator's Gibbs sampler, inference='conjugate', or its "
+    "NUTS, inference='nuts', which samples the missing entries as latent variables"
 )
-#: Why a fit with missing entries has no closed form to compare or predict with.
-MISSING_FIT = "not compared: fitted with missing entries (Gibbs); no closed form"
+#: Why a fit with missing entries has no closed form to compare or predict with ({sampler}:
+#: Gibbs or NUTS, from the fit's ``attrs["missing_fit"]``).
+MISSING_FIT = "not compared: fitted with missing entries ({sampler}); no closed form"
+_SAMPLER_NAMES = {"gibbs": "Gibbs", "nuts": "NUTS"}
 
 
 def gaussian_presentation(
@@ -152,8 +154,8 @@ def refuse_missing_fit(estimates: xr.Dataset, what: str) -> None:
     if estimates.attrs.get("missing_entries"):
         raise ValueError(
             f"{what}: this model was fitted with {estimates.attrs['missing_entries']} missing "
-            "entries (Gibbs sampling), which have no closed-form posterior; use predict_proba, "
-            "which averages the posterior draws."
+            "entries (Gibbs sampling or NUTS), which have no closed-form posterior; use "
+            "predict_proba, which averages the posterior draws."
         )
 
 
@@ -196,6 +198,7 @@ def missing_fit_expected(
     exact (the labels are all observed); every other variable of ``parameter_dims`` has
     none (:data:`MISSING_FIT`)."""
     blocks = [class_expected(estimates, class_alpha)]
+    sampler = _SAMPLER_NAMES[estimates.attrs.get("missing_fit", "gibbs")]
     for name in parameter_dims:
         if name == "class_prob":
             continue
@@ -213,7 +216,7 @@ def missing_fit_expected(
                 mle=nan,
                 expected_map=nan,
                 reasons=(
-                    reason_array(shape, MISSING_FIT),
+                    reason_array(shape, MISSING_FIT.format(sampler=sampler)),
                     reason_array(shape, "SD not compared: no closed form either"),
                     reason_array(shape, "MAP not compared: map_ is EM's mode itself"),
                 ),

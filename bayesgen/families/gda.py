@@ -366,7 +366,12 @@ class GaussianFamily(Family):
     # -- PyMC ----------------------------------------------------------------------------
 
     def pymc_model(
-        self, estimates: xr.Dataset, *, cov_prior: str = "conjugate", lkj_eta: float = 2.0
+        self,
+        estimates: xr.Dataset,
+        *,
+        cov_prior: str = "conjugate",
+        lkj_eta: float = 2.0,
+        incomplete_rows=None,
     ) -> pm.Model:
         """GDA as a PyMC model on the sufficient statistics.
 
@@ -384,6 +389,11 @@ class GaussianFamily(Family):
         lkj_eta : float, default 2.0
             LKJ shape; 1 is uniform over correlation matrices, larger favours weaker
             correlation.
+        incomplete_rows : tuple (rows, y_codes), optional
+            Rows with missing entries (NaN) and their class codes, beside the complete rows
+            that ``estimates`` holds the statistics of (its prior fixed by the caller): their
+            labels and each row's density with its missing entries latent (see
+            :func:`bayesgen.families.gda_pymc.observe_incomplete_rows`).
 
         Notes
         -----
@@ -397,7 +407,9 @@ class GaussianFamily(Family):
         """
         from bayesgen.families.gda_pymc import gda_pymc_model  # heavy: PyMC
 
-        return gda_pymc_model(estimates, cov_prior=cov_prior, lkj_eta=lkj_eta)
+        return gda_pymc_model(
+            estimates, cov_prior=cov_prior, lkj_eta=lkj_eta, incomplete_rows=incomplete_rows
+        )
 
     def map_problem(self, estimates: xr.Dataset):
         """The statistics and prior of the standardised features (x − c) / s, and the map

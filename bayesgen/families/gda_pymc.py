@@ -19,6 +19,8 @@ densities and a symbolic simulation), so PyMC still simulates them.
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pymc as pm
 import pytensor.tensor as pt
@@ -45,7 +47,9 @@ def static_data(name: str, value, **kwargs):
     return pm.Data(name, value, shape=np.shape(value), **kwargs)
 
 
-def gda_pymc_model(estimates: xr.Dataset, *, cov_prior: str, lkj_eta: float) -> pm.Model:
+def gda_pymc_model(
+    estimates: xr.Dataset, *, cov_prior: str, lkj_eta: float, incomplete_rows=None
+) -> pm.Model:
     """The model :meth:`~bayesgen.families.gda.GaussianFamily.pymc_model` documents."""
     if "prior_mean" not in estimates:
         raise ValueError(
@@ -79,6 +83,10 @@ def gda_pymc_model(estimates: xr.Dataset, *, cov_prior: str, lkj_eta: float) -> 
                     prec_chol,
                     half_log_det,
                 )
+
+            def row_log_density(rows, k):
+                return precision_normal_logp(rows, mu[k], prec_chol, half_log_det, 1.0)
+
             # Σ = L⁻ᵀ L⁻¹ and w_k = Λ μ_k = L (Lᵀ μ_k): no solve.
             cov = covariance(prec_chol)
             coef = _matmul(_matmul(mu, prec_chol), prec_chol.T)
@@ -110,13 +118,77 @@ def gda_pymc_model(estimates: xr.Dataset, *, cov_prior: str, lkj_eta: float) -> 
                     "scatter_loglik",
                     -dof * pt.sum(pt.log(pt.diag(chol))) - 0.5 * pt.sum(whitened**2),
                 )
+
+            def row_log_density(rows, k):
+                return pm.logp(pm.MvNormal.dist(mu=mu[k], chol=chol), rows)
+
             cov = chol @ chol.T
             coef = pt.linalg.solve(cov, mu.T, assume_a="pos").T  # w_k = Σ⁻¹ μ_k
         else:
             raise ValueError(f"cov_prior: expected 'conjugate' or 'lkj'; got {cov_prior!r}.")
+        if incomplete_rows is not None:
+            observe_incomplete_rows(estimates, class_prob, *incomplete_rows, row_log_density)
         pm.Deterministic("cov", cov, dims=square)
         _pymc_linear_form(class_prob, mu, coef, n_classes=estimates.sizes["class"])
     return model
+
+
+# --------------------------------------------------------------------------------------------
+# Rows with missing entries (GDA's and QDA's), beside the statistics of the complete rows.
+
+
+def observe_incomplete_rows(estimates, class_prob, rows, y_codes, row_log_density) -> None:
+    """The rows with missing entries (NaN in ``rows``, their class codes ``y_codes``) beside
+    the statistics of the complete ones (``estimates``): their labels observed as
+    ``incomplete_class_count`` ~ Multinomial(n, π), and each row's density N(x_i | μ_k, Σ_k)
+    with its missing entries latent, all of them in one free vector ``missing_entries``
+    (flat prior: the row density is their prior, given the parameters) placed into the rows
+    by ``set_subtensor``; the rows' log densities, summed, are the potential
+    ``incomplete_rows_loglik``. ``row_log_density(rows, k)`` gives log N(x | μ_k, Σ_k) of each
+    row of ``rows`` (a class's rows, contiguous: the rows are sorted by class, so each class
+    is a plain slice). A row with nothing observed adds its label alone (its density
+    integrates to one). Integrating the entries out instead (the marginal of each row's
+    observed sub-vector) needs Σ_k itself and a Cholesky of its sub-block per row, where the
+    conjugate model has only the precision's factor (see the module docstring).
+    """
+    rows = np.asarray(rows, dtype=np.float64)
+    y_codes = np.asarray(y_codes, dtype=np.int64)
+    n_classes = estimates.sizes["class"]
+    counts = np.bincount(y_codes, minlength=n_classes)
+    pm.Multinomial(
+        "incomplete_class_count",
+        n=int(counts.sum()),
+        p=class_prob,
+        observed=counts,
+        dims=block_dims("class"),
+    )
+    seen = ~np.isnan(rows).all(axis=1)
+    order = np.argsort(y_codes[seen], kind="stable")
+    rows, y_codes = rows[seen][order], y_codes[seen][order]
+    if not len(rows):
+        return
+    missing = np.isnan(rows)
+    where = np.flatnonzero(missing)
+    model = pm.modelcontext(None)
+    model.add_coord(block_dims("missing_entry")[0], np.arange(where.size))
+    model.add_coord(block_dims("incomplete_row")[0], np.arange(len(rows)))
+    # Each missing entry starts at its feature's prior mean, the observed entries' mean for
+    # the data-centred defaults.
+    initial = np.broadcast_to(estimates["prior_mean"].values, rows.shape)[missing]
+    entries = pm.Flat("missing_entries", initval=initial, dims=block_dims("missing_entry"))
+    filled = static_data(
+        "incomplete_rows_data",
+        np.where(missing, 0.0, rows),
+        dims=block_dims("incomplete_row", "feature"),
+    )
+    completed = pt.set_subtensor(filled.ravel()[where], entries).reshape(rows.shape)
+    bounds = np.searchsorted(y_codes, np.arange(n_classes + 1))
+    log_density = [
+        pt.sum(row_log_density(completed[start:stop], k))
+        for k, (start, stop) in enumerate(itertools.pairwise(bounds))
+        if stop > start
+    ]
+    pm.Potential("incomplete_rows_loglik", pt.sum(pt.stack(log_density)))
 
 
 # --------------------------------------------------------------------------------------------
@@ -190,7 +262,7 @@ def _whitened_norms(vectors, prec_chol):
     return pt.sum(pt.sum(vectors[..., :, None] * prec_chol, axis=-2) ** 2, axis=-1)
 
 
-def _precision_normal_logp(value, mean, prec_chol, half_log_det, scale):
+def precision_normal_logp(value, mean, prec_chol, half_log_det, scale):
     """log N(value | mean, (scale Λ)⁻¹) for Λ = L Lᵀ: one term per vector."""
     n_features = value.shape[-1]
     return (
@@ -220,7 +292,7 @@ def precision_normal(name, mean, prec_chol, half_log_det, scale, **kwargs):
         half_log_det,
         scale,
         dist=_precision_normal_draw,
-        logp=_precision_normal_logp,
+        logp=precision_normal_logp,
         signature="(d),(d,d),(),()->(d)",
         **kwargs,
     )

@@ -363,7 +363,7 @@ class QuadraticFamily(Family):
 
     # -- PyMC ----------------------------------------------------------------------------
 
-    def pymc_model(self, estimates: xr.Dataset) -> pm.Model:
+    def pymc_model(self, estimates: xr.Dataset, *, incomplete_rows=None) -> pm.Model:
         """QDA as a PyMC model on the sufficient statistics.
 
         For every class, the precision Λ_k ~ Wishart(ν₀, Ψ₀⁻¹) through its Bartlett
@@ -389,10 +389,14 @@ class QuadraticFamily(Family):
         estimates : xarray.Dataset
             From :meth:`fit` with a normal-inverse-Wishart prior (its resolved hyperparameters
             ``prior_mean``, ``prior_scale``, ``prior_kappa``, ``prior_dof``).
+        incomplete_rows : tuple (rows, y_codes), optional
+            Rows with missing entries (NaN) and their class codes, beside the complete rows
+            that ``estimates`` holds the statistics of: each row's density with its missing
+            entries latent (see :func:`bayesgen.families.gda_pymc.observe_incomplete_rows`).
         """
         from bayesgen.families.qda_pymc import qda_pymc_model  # heavy: PyMC
 
-        return qda_pymc_model(estimates)
+        return qda_pymc_model(estimates, incomplete_rows=incomplete_rows)
 
     def map_problem(self, estimates: xr.Dataset):
         """The statistics and prior of the standardised features, and the map of a point

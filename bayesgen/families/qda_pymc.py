@@ -15,8 +15,10 @@ import xarray as xr
 from bayesgen.families.gda_pymc import (
     bartlett_precision_chol,
     covariance,
+    observe_incomplete_rows,
     observed_means_by_precision,
     precision_normal,
+    precision_normal_logp,
     singular_scatter_potential,
     static_data,
     wishart_by_precision,
@@ -30,7 +32,7 @@ from bayesgen.families.shared_pymc import (
 )
 
 
-def qda_pymc_model(estimates: xr.Dataset) -> pm.Model:
+def qda_pymc_model(estimates: xr.Dataset, *, incomplete_rows=None) -> pm.Model:
     """The model :meth:`~bayesgen.families.qda.QuadraticFamily.pymc_model` documents."""
     if "prior_mean" not in estimates:
         raise ValueError(
@@ -46,12 +48,18 @@ def qda_pymc_model(estimates: xr.Dataset) -> pm.Model:
             "prior_mean", estimates["prior_mean"].values, dims=block_dims("feature")
         )
         prior_kappa = pm.Data("prior_kappa", estimates.attrs["prior_kappa"])
-        class_count, _ = class_prob_prior(estimates, class_alpha)
+        class_count, class_prob = class_prob_prior(estimates, class_alpha)
         # L_k, the Cholesky factor of Λ_k, and the Gaussian densities on it: see gda_pymc.
         prec_chol, half_log_det = bartlett_precision_chol(estimates, n_classes)
         mu = precision_normal("mu", prior_mean, prec_chol, half_log_det, prior_kappa)
         observed_means_by_precision(estimates, class_count, mu, prec_chol, half_log_det)
         _pymc_class_scatters(estimates, class_count, prec_chol, half_log_det)
+        if incomplete_rows is not None:
+
+            def row_log_density(rows, k):
+                return precision_normal_logp(rows, mu[k], prec_chol[k], half_log_det[k], 1.0)
+
+            observe_incomplete_rows(estimates, class_prob, *incomplete_rows, row_log_density)
         pm.Deterministic(
             "cov", covariance(prec_chol), dims=block_dims("class", "feature", "feature2")
         )

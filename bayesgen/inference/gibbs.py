@@ -1,4 +1,5 @@
-"""Gibbs sampling of GDA and QDA fitted to rows with missing entries (NaN), and EM for the MAP.
+"""Gibbs sampling of GDA and QDA fitted to rows with missing entries (NaN), EM for the MAP,
+and the same problem handed to NUTS.
 
 With missing entries the normal-inverse-Wishart posterior is no longer conjugate, but it is
 given the completed rows. So each sweep alternates two exact conditional draws:
@@ -23,6 +24,11 @@ the MAP and the normal-inverse-Wishart estimates on them, with ``attrs["missing_
 (how many entries were missing) and ``attrs["missing_fit"] = "gibbs"``: a convenient summary,
 not the posterior (whose means are the draws'), and no closed form holds there; the families
 compare π alone and refuse the exact predictive, leave-one-out and evidence of such a fit.
+
+NUTS (:func:`nuts_fit`, ``attrs["missing_fit"] = "nuts"``) samples the same posterior, with
+the same fixed prior, closed form and MAP: its PyMC model observes the statistics of the
+complete rows and, beside them, each incomplete row's density with its missing entries as
+latent variables (:func:`bayesgen.families.gda_pymc.observe_incomplete_rows`).
 """
 
 from __future__ import annotations
@@ -37,6 +43,8 @@ import xarray as xr
 from bayesgen import __version__
 from bayesgen.families import Family
 from bayesgen.families.results import parameter_coords
+from bayesgen.inference.progress import show_progress
+from bayesgen.inference.sampling import sample_nuts
 from bayesgen.input.statistics import total_weight, training_data
 from bayesgen.maths.gaussian import NormalInverseWishart
 from bayesgen.maths.missing_gaussian import (
@@ -46,13 +54,14 @@ from bayesgen.maths.missing_gaussian import (
     niw_em,
 )
 
-__all__ = ["gibbs_fit", "has_missing_entries", "missing_entries_problem"]
+__all__ = ["gibbs_fit", "has_missing_entries", "missing_entries_problem", "nuts_fit"]
 
-#: What ``closed_form_`` means for a fit with missing entries (its attrs say so).
+#: What ``closed_form_`` means for a fit with missing entries (its attrs say so), by sampler.
 CLOSED_FORM_MEANING = (
     "EM's expected completed-data statistics at the MAP and the normal-inverse-Wishart "
-    "estimates on them; not the posterior, whose draws are idata_'s (Gibbs)"
+    "estimates on them; not the posterior, whose draws are idata_'s ({sampler})"
 )
+SAMPLER_NAMES = {"gibbs": "Gibbs", "nuts": "NUTS"}
 
 
 def has_missing_entries(X) -> bool:
@@ -84,15 +93,18 @@ def missing_entries_problem(
     class_alpha: float,
     feature_names=None,
     sample_weight=None,
+    sampler: str = "gibbs",
 ) -> dict:
-    """The checked rows, EM's MAP and the fit's closed form (see the module docstring).
+    """The checked rows, EM's MAP and the fit's closed form (see the module docstring);
+    ``sampler`` ("gibbs" or "nuts") is recorded as ``attrs["missing_fit"]``.
 
     Returns
     -------
     dict
         ``X`` (NaN kept), ``y`` (class codes), ``weights`` (or None), ``prior`` (resolved),
-        ``estimates`` (the closed form, ``attrs["missing_entries"]``), ``map`` (the MAP's
-        variables) and ``em`` (:func:`~bayesgen.maths.missing_gaussian.niw_em`'s result).
+        ``fixed_prior`` (the same as a :class:`NormalInverseWishart`), ``estimates`` (the
+        closed form, ``attrs["missing_entries"]``), ``map`` (the MAP's variables) and ``em``
+        (:func:`~bayesgen.maths.missing_gaussian.niw_em`'s result).
     """
     if prior is None:
         raise ValueError(
@@ -142,8 +154,8 @@ def missing_entries_problem(
     estimates = model_family.from_statistics(statistics, class_alpha=class_alpha, prior=fixed_prior)
     estimates.attrs.update(
         missing_entries=int((~observed).sum()),
-        missing_fit="gibbs",
-        missing_closed_form=CLOSED_FORM_MEANING,
+        missing_fit=sampler,
+        missing_closed_form=CLOSED_FORM_MEANING.format(sampler=SAMPLER_NAMES[sampler]),
         em_iterations=em["iterations"],
         em_converged=int(em["converged"]),
     )
@@ -154,6 +166,7 @@ def missing_entries_problem(
         "y": codes,
         "weights": weights,
         "prior": resolved,
+        "fixed_prior": fixed_prior,
         "estimates": estimates,
         "map": mode,
         "em": em,
@@ -316,4 +329,111 @@ def gibbs_fit(
             )
             dataset.attrs = attrs
             idata[group] = dataset
+    return estimates, idata, map_point(problem)
+
+
+def split_rows(model_family: Family, problem: dict) -> tuple[xr.Dataset, tuple]:
+    """The closed form of the complete rows (their statistics at the fixed prior: class counts
+    of those rows, so a class may have none) and the incomplete rows with their class codes,
+    each repeated by its whole weight (a row of weight w is w rows, each with its own missing
+    entries; weight 0 drops it)."""
+    X, codes, weights = problem["X"], problem["y"], problem["weights"]
+    estimates = problem["estimates"]
+    complete = ~np.isnan(X).any(axis=1)
+    shared = estimates["scatter"].ndim == 2
+    count, class_mean, scatter = expected_statistics(
+        X[complete],
+        codes[complete],
+        estimates.sizes["class"],
+        None,
+        None,
+        shared=shared,
+        groups=[],
+        weights=None if weights is None else weights[complete],
+    )
+    statistics = estimates[["class_count", "class_mean", "scatter"]].copy(deep=True)
+    statistics["class_count"].values[...] = count
+    statistics["class_mean"].values[...] = class_mean
+    statistics["scatter"].values[...] = scatter
+    statistics.attrs = {
+        "model": estimates.attrs["model"],
+        "n_samples": total_weight(count),
+        "feature_names_given": estimates.attrs.get("feature_names_given", 0),
+    }
+    complete_estimates = model_family.from_statistics(
+        statistics, class_alpha=estimates.attrs["class_alpha"], prior=problem["fixed_prior"]
+    )
+    repeats = np.ones(len(codes), dtype=np.int64)
+    if weights is not None:
+        repeats = np.round(weights).astype(np.int64)
+    incomplete = np.flatnonzero(~complete)
+    return complete_estimates, (
+        np.repeat(X[incomplete], repeats[incomplete], axis=0),
+        np.repeat(codes[incomplete], repeats[incomplete]),
+    )
+
+
+def nuts_fit(
+    model_family: Family,
+    X,
+    y,
+    *,
+    prior: NormalInverseWishart | None,
+    class_alpha: float = 1.0,
+    model_options: dict | None = None,
+    feature_names=None,
+    sample_weight=None,
+    progressbar="auto",
+    **nuts,
+) -> tuple[xr.Dataset, xr.DataTree, xr.Dataset]:
+    """Fit GDA or QDA (``model_family``) to rows with missing entries by NUTS.
+
+    The PyMC model observes the sufficient statistics of the complete rows, as the model of
+    complete data does, and beside them each incomplete row's density with its missing
+    entries latent (the family's ``pymc_model(..., incomplete_rows=...)``); the prior is the
+    one Gibbs sampling uses, its data-centred defaults fixed from the observed entries.
+
+    Parameters
+    ----------
+    model_family, X, y, prior, class_alpha, feature_names, sample_weight
+        As :func:`gibbs_fit` takes them; whole-number weights (a row of weight w counts as w
+        rows).
+    model_options : dict, optional
+        The family's ``pymc_model`` options (GDA's ``cov_prior``, ``lkj_eta``).
+    progressbar : bool or "auto"
+        As the estimators take it.
+    **nuts
+        :func:`bayesgen.inference.sampling.sample_nuts`'s options (draws, tune, chains,
+        cores, random_seed, nuts_sampler, target_accept, prior_draws, dtype).
+
+    Returns
+    -------
+    estimates, idata, map_point
+        As :func:`gibbs_fit` returns them (``attrs["missing_fit"] = "nuts"``); ``idata`` is
+        NUTS' (the latent entries are not kept).
+    """
+    problem = missing_entries_problem(
+        model_family,
+        X,
+        y,
+        prior=prior,
+        class_alpha=class_alpha,
+        feature_names=feature_names,
+        sample_weight=sample_weight,
+        sampler="nuts",
+    )
+    estimates = problem["estimates"]
+    complete_estimates, incomplete_rows = split_rows(model_family, problem)
+    model = model_family.pymc_model(
+        complete_estimates, **(model_options or {}), incomplete_rows=incomplete_rows
+    )
+    idata = sample_nuts(
+        model,
+        var_names=list(model_family.parameter_dims(estimates)),
+        stats=estimates,
+        model_family=model_family,
+        progressbar=show_progress(progressbar),
+        **nuts,
+    )
+    idata["posterior"].attrs["missing_entries"] = estimates.attrs["missing_entries"]
     return estimates, idata, map_point(problem)
