@@ -102,7 +102,7 @@ class GenerativeClassifier(PosteriorPrediction, GenerativeWorkflow, ClassifierMi
         y : array-like of shape (n_samples,)
             A Dask array or Series with X's row chunks where X is a Dask collection. A
             missing label (None, NaN) marks an unlabelled row, and so does
-            ``unlabelled_label``: see "Semi-supervised fit" below.
+            ``unlabelled_label``: see Notes.
         feature_names : sequence of str, optional
             Column names for X when it has none (e.g. a vectorizer's vocabulary for a sparse
             bag-of-words); they become the ``feature`` coordinate and ``feature_names_in_``.
@@ -125,23 +125,6 @@ class GenerativeClassifier(PosteriorPrediction, GenerativeWorkflow, ClassifierMi
             λ_u, how much an unlabelled row counts beside a labelled one (Nigam's EM-λ); 0
             fits the labelled rows alone and only predicts the unlabelled ones.
 
-        Semi-supervised fit
-        -------------------
-        With unlabelled rows (see :mod:`bayesgen.inference.semi_supervised` and the docs'
-        "Semi-supervised fit"), the classes are those of the labelled rows (two or more), EM
-        finds the MAP with each unlabelled row's class latent, and the estimator holds the
-        closed form at the EM's completed expected statistics (``closed_form_.attrs``:
-        ``unlabelled_rows``, ``em_iterations``, ``em_converged``, ``unlabelled_weight``)
-        and, for ``inference="conjugate"``, the exact posterior *given those statistics*: an
-        approximation of the posterior given the unlabelled rows, whose labels it treats as
-        known fractions; its mode is the EM's MAP. The full posterior (Gibbs over the labels,
-        NUTS with them marginalised) is a later step, so ``inference="nuts"`` is refused
-        with unlabelled rows for now. ``transduction_`` holds every training row's label (the
-        given one, or the most probable class at the MAP for an unlabelled row),
-        ``label_distributions_`` p(y | x_i, θ̂) (one-hot for a labelled row), and
-        ``em_log_likelihood_`` the EM's trace. ``observed_data`` holds the labelled rows.
-        With every row labelled the fit is the supervised one, bit for bit.
-
         Raises
         ------
         TypeError, ValueError
@@ -155,6 +138,22 @@ class GenerativeClassifier(PosteriorPrediction, GenerativeWorkflow, ClassifierMi
             NUTS with fewer than ``ess_min`` draws in all or fewer than 200 tuning steps.
         DataConversionWarning
             For a column-vector y of shape (n_samples, 1), as scikit-learn's classifiers.
+
+        Notes
+        -----
+        Semi-supervised fit: with unlabelled rows (see :mod:`bayesgen.inference.semi_supervised` and
+        docs/semi-supervised.md), the classes are those of the labelled rows (two or more), EM finds
+        the MAP with each unlabelled row's class latent, and the estimator holds the closed form at
+        the EM's completed expected statistics (``closed_form_.attrs``: ``unlabelled_rows``,
+        ``em_iterations``, ``em_converged``, ``unlabelled_weight``) and, for
+        ``inference="conjugate"``, the exact posterior *given those statistics*: an approximation of
+        the posterior given the unlabelled rows, whose labels it treats as known fractions; its mode
+        is the EM's MAP. The full posterior (Gibbs over the labels, NUTS with them marginalised) is
+        a later step, so ``inference="nuts"`` is refused with unlabelled rows for now.
+        ``transduction_`` holds every training row's label (the given one, or the most probable
+        class at the MAP for an unlabelled row), ``label_distributions_`` p(y | x_i, θ̂) (one-hot
+        for a labelled row), and ``em_log_likelihood_`` the EM's trace. ``observed_data`` holds the
+        labelled rows. With every row labelled the fit is the supervised one, bit for bit.
         """
         self._validate_params()
         _warn_column_vector(y)
@@ -184,7 +183,7 @@ class GenerativeClassifier(PosteriorPrediction, GenerativeWorkflow, ClassifierMi
     ):
         """:meth:`fit` with unlabelled rows: EM for the MAP
         (:func:`bayesgen.inference.semi_supervised.em_map`), then the conjugate posterior at
-        the completed expected statistics (see :meth:`fit`'s "Semi-supervised fit")."""
+        the completed expected statistics (see :meth:`fit`'s Notes)."""
         if self.inference != "conjugate":
             raise ValueError(
                 f"y: {int(unlabelled.sum())} rows are unlabelled (None/NaN or "
