@@ -497,6 +497,9 @@ class NaiveBayes(GenerativeClassifier):
         tags.classifier_tags.poor_score = True
         tags.input_tags.string = True
         tags.input_tags.categorical = True
+        # The blocks that take missing entries integrate them out (blocks="auto" on numbers
+        # makes a Gaussian one); the others refuse them, naming the block's reason.
+        tags.input_tags.allow_nan = True
         return tags
 
 
