@@ -329,7 +329,7 @@ def _set(tree, group, name, values):
         ),
         (
             "gda",
-            lambda t: _set(t, "constant_data", "X", t["constant_data"]["X"].values * np.nan),
+            lambda t: _set(t, "constant_data", "X", t["constant_data"]["X"].values * np.inf),
             r"constant_data's training rows hold NaN or infinite values",
         ),
         (

@@ -69,7 +69,25 @@ class BlockColumns:
 
 @dataclass
 class ColumnLayout:
-    """Every block's columns, in block order; :meth:`to_json` / :meth:`from_json` store it."""
+    """Every block's columns, in block order; :meth:`to_json` / :meth:`from_json` store it.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from bayesgen.input.columns import ColumnLayout, encode, learn_block
+    >>> table = pd.DataFrame({"mass": [3.1, 4.2, 3.9], "island": ["Dream", "Biscoe", "Dream"]})
+    >>> layout = ColumnLayout(
+    ...     [
+    ...         learn_block(table, "size", "gaussian_nb", ["mass"], "numeric"),
+    ...         learn_block(table, "where", "categorical_nb", ["island"], "categorical"),
+    ...     ],
+    ...     by_name=True,
+    ... )
+    >>> layout.blocks[1].categories
+    [['Biscoe', 'Dream']]
+    >>> encode(table, ColumnLayout.from_json(layout.to_json()))[0].tolist()
+    [[3.1, 1.0], [4.2, 0.0], [3.9, 1.0]]
+    """
 
     blocks: list[BlockColumns]
     by_name: bool
