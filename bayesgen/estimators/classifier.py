@@ -19,7 +19,9 @@ import xarray as xr
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import DataConversionWarning, NotFittedError
 
+from bayesgen.estimators.hyperparameters import FittedHyperparameters
 from bayesgen.estimators.prediction import PosteriorPrediction
+from bayesgen.estimators.semi_supervised import SEMI_SUPERVISED_ATTRIBUTES, SemiSupervisedFit
 from bayesgen.estimators.workflow import GenerativeWorkflow
 from bayesgen.families import Family
 from bayesgen.inference import sampling as inference
@@ -37,10 +39,16 @@ from bayesgen.maths.diagnostics import ESS_MIN, convergence_problems
 #: compare's ``ess_min`` the same way.
 _MIN_TUNE = 200
 #: What a semi-supervised fit adds beside ``closed_form_``'s attrs; a refit drops them.
-_SEMI_SUPERVISED_ATTRIBUTES = ("transduction_", "label_distributions_", "em_log_likelihood_")
 
 
-class GenerativeClassifier(PosteriorPrediction, GenerativeWorkflow, ClassifierMixin, BaseEstimator):
+class GenerativeClassifier(
+    PosteriorPrediction,
+    GenerativeWorkflow,
+    SemiSupervisedFit,
+    FittedHyperparameters,
+    ClassifierMixin,
+    BaseEstimator,
+):
     """Shared fit/predict machinery; subclasses name the model and its closed form.
 
     Examples
@@ -158,7 +166,7 @@ class GenerativeClassifier(PosteriorPrediction, GenerativeWorkflow, ClassifierMi
         self._validate_params()
         _warn_column_vector(y)
         unlabelled_weight = semi_supervised.check_unlabelled_weight(unlabelled_weight)
-        for name in _SEMI_SUPERVISED_ATTRIBUTES:  # a refit replaces a semi-supervised one
+        for name in SEMI_SUPERVISED_ATTRIBUTES:  # a refit replaces a semi-supervised one
             self.__dict__.pop(name, None)
         if not distributed.has_dask_input(X, y, sample_weight):
             unlabelled = unlabelled_rows(y, unlabelled_label=unlabelled_label)
@@ -177,46 +185,6 @@ class GenerativeClassifier(PosteriorPrediction, GenerativeWorkflow, ClassifierMi
         if "dask_chunks" not in stats.attrs:  # dask input is out of core: no rows kept
             self._add_observed(idata, stats, X, y, sample_weight)
         return self.set_posterior(stats, idata, self._find_map(stats) if self.compute_map else None)
-
-    def _fit_semi_supervised(
-        self, X, y, unlabelled, feature_names, sample_weight, unlabelled_weight
-    ):
-        """:meth:`fit` with unlabelled rows: EM for the MAP
-        (:func:`bayesgen.inference.semi_supervised.em_map`), then the conjugate posterior at
-        the completed expected statistics (see :meth:`fit`'s Notes)."""
-        if self.inference != "conjugate":
-            raise ValueError(
-                f"y: {int(unlabelled.sum())} rows are unlabelled (None/NaN or "
-                "unlabelled_label), and inference='nuts' cannot fit them yet (their labels "
-                "would be latent in the PyMC model). Use inference='conjugate': EM for the "
-                "MAP, then the conjugate posterior at its expected statistics."
-            )
-        split = semi_supervised.split_rows(X, y, unlabelled, sample_weight)
-        result, labelled_codes = semi_supervised.fit_labelled_and_unlabelled(
-            self._family,
-            split,
-            statistics_of=self._statistics,
-            estimates_of=self._estimates,
-            feature_names=feature_names,
-            unlabelled_weight=unlabelled_weight,
-        )
-        stats = result.estimates
-        stats.attrs |= {
-            "unlabelled_rows": int(unlabelled.sum()),
-            "em_iterations": result.iterations,
-            "em_converged": int(result.converged),
-            "unlabelled_weight": unlabelled_weight,
-        }
-        observed = self._observed_group(
-            stats, split.X_labelled, split.y_labelled, split.weight_labelled
-        )
-        self._set_conjugate(stats, observed)
-        self.label_distributions_ = semi_supervised.label_distributions(
-            unlabelled, labelled_codes, result.responsibilities
-        )
-        self.transduction_ = self.classes_[self.label_distributions_.argmax(axis=1)]
-        self.em_log_likelihood_ = result.log_likelihood
-        return self
 
     def partial_fit(self, X, y, classes=None, sample_weight=None, *, feature_names=None):
         """Add a chunk of rows to the fit; returns self.
@@ -602,26 +570,6 @@ class GenerativeClassifier(PosteriorPrediction, GenerativeWorkflow, ClassifierMi
     def _set_point_attributes(self, means: xr.Dataset) -> None:
         raise NotImplementedError
 
-    def fitted_hyperparameters(self) -> dict:
-        """The hyperparameters this fit derived from its data, at their fitted values: what
-        a refit to other data keeps so as to have the same prior (simulation-based
-        calibration refits simulated data sets so).
-
-        λ or ``class_alpha`` chosen by the evidence, a pooled prior mean, the number of
-        categories, and a prior scaled to the data (:meth:`Family.fitted_prior
-        <bayesgen.families.base.Family.fitted_prior>`).
-
-        Examples
-        --------
-        >>> from bayesgen import MultinomialNB
-        >>> est = MultinomialNB(alpha="evidence", inference="conjugate", compute_map=False)
-        >>> est = est.fit([[2, 1, 0], [3, 0, 1], [0, 2, 3], [1, 0, 4]], ["a", "a", "b", "b"])
-        >>> sorted(est.fitted_hyperparameters())
-        ['alpha']
-        """
-        self.check_fitted()
-        return fitted_hyperparameters(self._family, self.closed_form_, self.get_params())
-
     # -- posterior summaries ---------------------------------------------------------------
 
     def posterior_mean(self) -> xr.Dataset:
@@ -675,30 +623,6 @@ class GenerativeClassifier(PosteriorPrediction, GenerativeWorkflow, ClassifierMi
         tags.input_tags.sparse = True  # GDA densifies (its scatter matrix is dense anyway)
         tags.non_deterministic = self.random_seed is None
         return tags
-
-
-def fitted_hyperparameters(model: Family, fitted: xr.Dataset, params: dict) -> dict:
-    """The hyperparameters ``params`` of an estimator of ``model`` that its fit ``fitted``
-    derived from the data, at their fitted values (see
-    :meth:`GenerativeClassifier.fitted_hyperparameters`)."""
-    frozen = {}
-    # alpha="evidence" picks λ from each data set: a refit keeps the λ fitted.
-    for name in ("alpha", "class_alpha"):
-        if isinstance(params.get(name), str) and name in fitted.attrs:
-            value = fitted.attrs[name]  # alpha: one λ, or one per class in class order
-            frozen[name] = (
-                float(value)
-                if np.ndim(value) == 0  # one per class: by label, as the estimators take it
-                else dict(zip(fitted["class"].values.tolist(), map(float, value), strict=True))
-            )
-    # prior_mean="pooled" takes m from each data set: a refit keeps the m fitted.
-    if isinstance(params.get("prior_mean"), str) and "prior_weight" in fitted:
-        frozen["prior_mean"] = np.asarray(model.prior_mean(fitted)).copy()
-    if "n_categories" in params and "n_categories" in fitted:
-        frozen["n_categories"] = fitted["n_categories"].values.copy()
-    # A prior scaled to the data (GDA's, Gaussian NB's, the Poisson rates'): the one fitted.
-    frozen |= model.fitted_prior(fitted, params)
-    return frozen
 
 
 def _shape(data) -> tuple[int, ...] | None:

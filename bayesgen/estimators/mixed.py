@@ -12,8 +12,9 @@ import pandas as pd
 import xarray as xr
 from sklearn.base import clone
 
-from bayesgen.estimators.classifier import GenerativeClassifier, fitted_hyperparameters
+from bayesgen.estimators.classifier import GenerativeClassifier
 from bayesgen.estimators.gaussian_nb import GaussianNB
+from bayesgen.estimators.hyperparameters import fitted_hyperparameters
 from bayesgen.estimators.models import (
     BernoulliNB,
     CategoricalNB,
