@@ -409,3 +409,28 @@ def test_nuts_is_calibrated_under_mcar_blanking():
     for name, values in ranks.items():
         counts = np.bincount(np.asarray(values) // 10, minlength=10)
         assert stats.chisquare(counts).pvalue > 1e-3, (name, counts)
+
+
+@pytest.mark.slow
+def test_qda_nuts_and_gibbs_posteriors_agree_within_monte_carlo_error():
+    """As for GDA: QDA's μ_k and diag Σ_k by NUTS and by Gibbs, within 4 combined MCSE."""
+    import arviz as az
+
+    X, y = _data(n_rows=80, missing=0.1, seed=3)
+    fits = [
+        QuadraticDiscriminantAnalysis(
+            inference="nuts", draws=500, tune=500, chains=2, random_seed=1, progressbar=False
+        ).fit(X, y),
+        QuadraticDiscriminantAnalysis(
+            inference="conjugate", draws=2000, tune=100, chains=2, random_seed=1
+        ).fit(X, y),
+    ]
+    assert fits[0].closed_form_.attrs["missing_fit"] == "nuts"
+    for name in ("mu", "cov"):
+        posteriors = [fit.idata_["posterior"].to_dataset()[[name]] for fit in fits]
+        means = [p[name].mean(("chain", "draw")).values for p in posteriors]
+        errors = [az.mcse(p)[name].values for p in posteriors]
+        z = (means[0] - means[1]) / np.hypot(errors[0], errors[1])
+        if name == "cov":  # the variances of each class
+            z = np.diagonal(z, axis1=-2, axis2=-1)
+        assert np.abs(z).max() < 4, (name, z)
