@@ -293,8 +293,8 @@ BAD_INPUTS = [
     ("y-nan-for-a-model-taking-nan", bernoulli(np.where(np.eye(4, 3) == 1, np.nan, 1.0),
                                                 y=[0, np.nan, 1, 1]),
      ValueError, MISSING + r"\[1\]"),
-    ("gda-nuts-with-nan",
-     lambda: GaussianDiscriminantAnalysis(draws=200, tune=200, chains=2).fit(
+    ("gda-lkj-with-nan",
+     lambda: GaussianDiscriminantAnalysis(cov_prior="lkj", draws=200, tune=200, chains=2).fit(
          np.where(REAL > 2, np.nan, REAL), REAL_LABELS),
      ValueError, r"missing"),
     ("gda-sparse-X-estimator-complex",

@@ -157,3 +157,18 @@ def test_a_count_block_beside_a_text_column_takes_its_missing_entries():
     )
     assert np.isfinite(est.predict_proba(table)).all()
     assert np.isfinite(bayesgen.loo_proba(est)).all()
+
+
+@pytest.mark.parametrize("model", ["gda", "qda"])
+def test_a_gibbs_fit_with_missing_entries_saves_and_loads(tmp_path, model):
+    from bayesgen import GaussianDiscriminantAnalysis, QuadraticDiscriminantAnalysis
+
+    cls = GaussianDiscriminantAnalysis if model == "gda" else QuadraticDiscriminantAnalysis
+    rng = np.random.default_rng(0)
+    X = np.r_[rng.normal(0, 1, (30, 3)), rng.normal(2, 1, (30, 3))]
+    X[rng.random(X.shape) < 0.1] = np.nan
+    y = np.repeat(["a", "b"], 30)
+    est = cls(inference="conjugate", draws=200, chains=2, random_seed=0).fit(X, y)
+    loaded = bayesgen.load(est.save(tmp_path / f"{model}.nc"))
+    np.testing.assert_array_equal(loaded.predict_proba(X), est.predict_proba(X))
+    assert loaded.closed_form_.attrs["missing_fit"] == "gibbs"

@@ -488,7 +488,7 @@ def _check_missing(X, stored, *, name: str, missing) -> None:
         raise ValueError(
             f"{finite}: {reason}. Impute or drop them first, or use a model that integrates "
             "a missing entry out (GaussianNB, PoissonNB, BernoulliNB, CategoricalNB, their "
-            "blocks in NaiveBayes, or GDA/QDA with inference='conjugate')."
+            "blocks in NaiveBayes, or GDA/QDA, by Gibbs sampling or NUTS)."
         )
     if sp.issparse(X):
         raise ValueError(

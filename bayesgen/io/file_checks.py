@@ -334,9 +334,10 @@ def check_recomputed(estimator, closed_form: xr.Dataset) -> None:
         if isinstance(value, str) and value in (EVIDENCE, EVIDENCE_PER_CLASS):
             resolved[key] = closed_form.attrs[key]  # as the evidence chose it at fit
     params = estimator.get_params(deep=False)
-    if any(isinstance(value, str) and value == EVIDENCE for value in params.values()):
-        # A prior the evidence chose (GaussianNB's, PoissonNB's): as fitted, not searched again.
-        resolved |= model_family.fitted_prior(closed_form, params)
+    # The prior as fitted: one the evidence chose (GaussianNB's, PoissonNB's) is not searched
+    # again, and one scaled to the data keeps the scale the fit used (a fit with missing
+    # entries scales it to the observed entries, not to its completed statistics).
+    resolved |= model_family.fitted_prior(closed_form, params)
     skipped = set(model_family.statistics)
     if getattr(estimator, "alpha_prior", None) is not None:
         resolved["alpha_prior"] = None  # see the docstring: the mixture over λ is not redone
