@@ -439,6 +439,16 @@ def stack_rows(data, times: int):
     return np.concatenate([array] * times, axis=0)
 
 
+def concatenate_rows(first, second):
+    """The rows of ``first`` followed by those of ``second``, both of one type (as
+    :func:`take_rows` returns them)."""
+    if isinstance(first, pd.DataFrame | pd.Series):
+        return pd.concat([first, second], ignore_index=True)
+    if sp.issparse(first):
+        return sp.csr_array(sp.vstack([first, second], format="csr"))
+    return np.concatenate([np.asarray(first), np.asarray(second)], axis=0)
+
+
 def _flat_labels(y):
     """y of shape (n, 1) as (n,) (the caller has warned about the column vector)."""
     if isinstance(y, pd.DataFrame) and y.shape[1] == 1:
@@ -520,6 +530,7 @@ __all__ = [
     "LabelSplit",
     "check_unlabelled_weight",
     "class_log_joint",
+    "concatenate_rows",
     "em_map",
     "fit_labelled_and_unlabelled",
     "label_distributions",
