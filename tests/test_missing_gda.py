@@ -434,3 +434,34 @@ def test_qda_nuts_and_gibbs_posteriors_agree_within_monte_carlo_error():
         if name == "cov":  # the variances of each class
             z = np.diagonal(z, axis1=-2, axis2=-1)
         assert np.abs(z).max() < 4, (name, z)
+
+
+def _gda_with_gaps(seed=0):
+    rng = np.random.default_rng(seed)
+    X = np.r_[rng.normal(0, 1, (30, 3)), rng.normal(2, 1, (30, 3))]
+    X[rng.random(X.shape) < 0.1] = np.nan
+    return X, np.repeat(["a", "b"], 30)
+
+
+def test_rows_simulated_from_a_fit_with_missing_entries_miss_the_same_entries():
+    X, y = _gda_with_gaps()
+    est = GaussianDiscriminantAnalysis(
+        inference="conjugate", draws=100, chains=2, prior_draws=0, random_seed=0
+    ).fit(X, y)
+    rows = est.sample_posterior_predictive(random_seed=0, draws=4)["posterior_predictive_rows"]
+    simulated = rows["X"].values.reshape(-1, *X.shape)
+    assert (np.isnan(simulated) == np.isnan(X)[None]).all()
+    means = rows["class_feature_mean"].values
+    assert np.isfinite(means).all()  # over the observed entries
+
+
+@pytest.mark.slow
+def test_sbc_of_the_public_gibbs_fit_with_the_training_rows_missing_pattern():
+    """bayesgen.sbc simulates rows blanked where the (permuted) training rows miss an entry,
+    so each refit is a Gibbs fit with missing entries: 58 s on 2 cores."""
+    X, y = _gda_with_gaps()
+    est = GaussianDiscriminantAnalysis(
+        inference="conjugate", draws=200, chains=2, prior_draws=0, random_seed=0
+    ).fit(X, y)
+    result = bayesgen.sbc(est, n_simulations=40, n_draws=19, n_bins=5, random_seed=1)
+    assert result.ok, str(result)

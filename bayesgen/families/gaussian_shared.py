@@ -228,3 +228,23 @@ def missing_fit_expected(
             )
         )
     return blocks
+
+
+def rows_with_missing_pattern(rows: np.ndarray, X) -> np.ndarray:
+    """Simulated ``rows`` with the training rows' missing entries blanked as in ``X`` (a fit
+    with missing entries is checked against data sets missing the same entries)."""
+    X = np.asarray(X, dtype=np.float64)
+    return np.where(np.isnan(X), np.nan, rows) if np.isnan(X).any() else rows
+
+
+def observed_class_means(X, y_codes, n_classes: int) -> np.ndarray:
+    """Each feature's mean within each class over its observed entries (NaN where a class
+    has none), shape (class, feature)."""
+    X = np.asarray(X, dtype=np.float64)
+    observed = ~np.isnan(X)
+    sums = np.zeros((n_classes, X.shape[1]))
+    counts = np.zeros((n_classes, X.shape[1]))
+    np.add.at(sums, y_codes, np.where(observed, X, 0.0))
+    np.add.at(counts, y_codes, observed)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return sums / counts

@@ -32,7 +32,9 @@ from bayesgen.families.gaussian_shared import (
     gaussian_presentation,
     missing_fit_expected,
     niw_predictive_log_joint,
+    observed_class_means,
     refuse_missing_fit,
+    rows_with_missing_pattern,
 )
 from bayesgen.families.gda_checks import (
     LINEAR_FORM_FAILURE,
@@ -461,12 +463,16 @@ class GaussianFamily(Family):
         return joint[:, np.arange(len(y_codes)), y_codes]
 
     def simulate_rows(self, estimates: xr.Dataset, X, y_codes, parameters, rng):
-        """x_i ~ N(μ_{y_i}, Σ)."""
-        return gaussian_rows(parameters["mu"], parameters["cov"], y_codes, rng)
+        """x_i ~ N(μ_{y_i}, Σ), blanked where the training rows miss an entry."""
+        rows = gaussian_rows(parameters["mu"], parameters["cov"], y_codes, rng)
+        return rows_with_missing_pattern(rows, X)
 
     def predictive_statistics(self, estimates: xr.Dataset, X, y_codes) -> dict:
         """``class_feature_mean``: each feature's mean within each class."""
-        means = class_means(X, y_codes, estimates.sizes["class"], empty=np.nan)
+        if np.isnan(np.asarray(X, dtype=np.float64)).any():  # over the observed entries
+            means = observed_class_means(X, y_codes, estimates.sizes["class"])
+        else:
+            means = class_means(X, y_codes, estimates.sizes["class"], empty=np.nan)
         return {"class_feature_mean": (("class", "feature"), means)}
 
     # -- the comparison (bayesgen.checks.comparison) -----------------------------------------------

@@ -39,7 +39,9 @@ from bayesgen.families.gaussian_shared import (
     gaussian_presentation,
     missing_fit_expected,
     niw_predictive_log_joint,
+    observed_class_means,
     refuse_missing_fit,
+    rows_with_missing_pattern,
 )
 from bayesgen.families.presentation import TopParameters
 from bayesgen.families.qda_checks import qda_expected
@@ -444,12 +446,16 @@ class QuadraticFamily(Family):
     # -- the row-level generative model (draw_log_joint is the full density) ---------------
 
     def simulate_rows(self, estimates: xr.Dataset, X, y_codes, parameters, rng):
-        """x_i ~ N(μ_{y_i}, Σ_{y_i})."""
-        return gaussian_rows(parameters["mu"], parameters["cov"], y_codes, rng)
+        """x_i ~ N(μ_{y_i}, Σ_{y_i}), blanked where the training rows miss an entry."""
+        rows = gaussian_rows(parameters["mu"], parameters["cov"], y_codes, rng)
+        return rows_with_missing_pattern(rows, X)
 
     def predictive_statistics(self, estimates: xr.Dataset, X, y_codes) -> dict:
         """``class_feature_mean``: each feature's mean within each class."""
-        means = class_means(X, y_codes, estimates.sizes["class"], empty=np.nan)
+        if np.isnan(np.asarray(X, dtype=np.float64)).any():  # over the observed entries
+            means = observed_class_means(X, y_codes, estimates.sizes["class"])
+        else:
+            means = class_means(X, y_codes, estimates.sizes["class"], empty=np.nan)
         return {"class_feature_mean": (("class", "feature"), means)}
 
     # -- exact leave-one-out (bayesgen.checks.loo) -----------------------------------------------
