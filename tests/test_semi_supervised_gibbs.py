@@ -16,6 +16,8 @@ from scipy import stats
 from scipy.special import gammaln, logsumexp
 
 from bayesgen import GaussianNB, MultinomialNB, NormalInverseGamma
+from bayesgen.families import family
+from bayesgen.inference.semi_supervised import em_map, stack_rows, stationarity_gap
 
 CLASS_ALPHA, ALPHA = 1.0, 1.0
 GIBBS = {"inference": "conjugate", "prior_draws": 0, "compute_map": False}
@@ -267,3 +269,54 @@ def test_sbc_gaussian_nb():
 
     ranks = sbc_ranks(simulate, fit_draws, 120, np.random.default_rng(1))
     assert_uniform(ranks, N_SBC_DRAWS)
+
+
+# -- the EM's MAP is a stationary point ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("Estimator", "options"),
+    [(MultinomialNB, {"alpha": 2.0}), (GaussianNB, {})],
+    ids=["multinomial", "gaussian"],
+)
+def test_em_map_satisfies_the_mode_identities_at_its_expected_statistics(Estimator, options):
+    X, hidden = tiny_data(n_unlabelled=20)
+    est = Estimator(**options, draws=10, tune=0, chains=1, random_seed=0, **GIBBS)
+    gap = est.fit(X.astype(float), hidden).closed_form_.attrs["em_stationarity_gap"]
+    assert est.closed_form_.attrs["em_converged"] == 1
+    assert 0 <= gap < 1e-6
+
+
+def test_stationarity_gap_is_large_one_step_from_the_start():
+    """The check can fail: after one EM step the MAP still moves."""
+    X, hidden = tiny_data(n_unlabelled=20)
+    model = family("multinomial_nb")
+    labelled = ~np.isnan(hidden)
+    X_unlabelled = X[~labelled]
+    classes = np.array([0, 1])
+    stacked = stack_rows(X_unlabelled, 2)
+
+    def unlabelled(weights):
+        return model.sufficient_statistics(
+            stacked,
+            np.repeat(classes, len(X_unlabelled)),
+            sample_weight=weights.T.ravel(),
+            classes=classes,
+        )
+
+    common = {
+        "labelled_statistics": model.sufficient_statistics(X[labelled], hidden[labelled]),
+        "unlabelled_statistics": unlabelled,
+        "estimates_of": lambda statistics: model.from_statistics(statistics, alpha=2.0),
+    }
+    start = np.full((len(X_unlabelled), 2), 0.5)
+    one_step = em_map(
+        model,
+        labelled_rows=X[labelled],
+        labelled_codes=hidden[labelled].astype(int),
+        unlabelled_rows=X_unlabelled,
+        initial=start,
+        max_iter=1,
+        **common,
+    )
+    assert stationarity_gap(model, one_step, **common) > 1e-3
