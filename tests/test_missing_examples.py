@@ -3,14 +3,18 @@
 examples/penguins_missing.py: keeping the 11 incomplete penguins changes the complete rows'
 exact leave-one-out score by a negligible amount (they add 3 % more rows, of species the other
 columns tell apart easily), and every incomplete penguin gets a finite prediction from its
-observed entries. examples/sms_metadata_missing.py: blanking metadata keeps every row usable,
-and dropping the incomplete rows loses against integrating the blanks out.
+observed entries; GDA fitted with the missing entries by NUTS, by Gibbs and by EM finds the
+exact posterior of μ (that on the measured rows). examples/sms_metadata_missing.py: blanking
+metadata keeps every row usable, dropping the incomplete rows loses against integrating the
+blanks out, and the Bernoulli block on 0/1 flags with blanks is the categorical "no"/"yes"
+block's model.
 """
 
 import importlib.util
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 
 import bayesgen
@@ -82,3 +86,42 @@ def test_sms_dropping_incomplete_rows_scores_below_integrating_the_blanks_out():
     on_complete = bayesgen.leave_one_out(kept).pointwise[complete]
     assert np.isfinite(on_complete).all()
     assert on_complete.sum() > bayesgen.leave_one_out(dropped).pointwise.sum()
+
+
+def test_penguins_gda_nuts_gibbs_and_em_agree_with_the_exact_posterior_of_mu(penguins):
+    example = load_example("penguins_missing")
+    X, y = penguins
+    table, worst = example.gda_comparison(X, y, draws=300, nuts_draws=200)
+    assert len(table) == 12  # 3 species x 4 measurements
+    # The 2 rows with nothing measured tell μ nothing: EM's mode of μ is the conjugate posterior
+    # mean on the 342 measured rows (the NIW's joint mode of μ is its mean), to EM's tolerance.
+    assert np.allclose(table["EM mode"], table["exact mean"], rtol=1e-4)
+    # Seeded draws, so this is not flaky; a sampler that used the blank rows' imputed values as
+    # data, or dropped a class's rows, would sit tens of MCSEs away.
+    assert worst["NUTS"] < 4.5 and worst["Gibbs"] < 4.5
+    assert (table["(NUTS - Gibbs) / MCSE"].abs() < 4.5).all()
+    for sampler in ("NUTS", "Gibbs"):
+        ratio = table[f"{sampler} sd"] / table["exact sd"]
+        assert ((0.8 < ratio) & (ratio < 1.25)).all()
+
+
+def test_sms_bernoulli_flags_with_blanks_score_as_the_categorical_yes_no_block():
+    example = load_example("sms_metadata_missing")
+    texts, labels = load_toy_spam()
+    y = np.asarray(labels)
+    X = example.blank(example.with_metadata(list(texts)), 0.2, seed=0)
+    flags = X[list(example.FLAGS)].to_numpy()
+    assert set(np.unique(flags[~np.isnan(flags)])) <= {0.0, 1.0} and np.isnan(flags).any()
+    # Beta(1, 1) is Dirichlet(1, 1): the Bernoulli block on 0/1 flags and a categorical block on
+    # the same flags as "no"/"yes" strings (missing where blanked) are one model, so their exact
+    # LOO must agree row by row, blanks included.
+    as_strings = X.copy()
+    for flag in example.FLAGS:
+        as_strings[flag] = pd.Categorical(
+            X[flag].map({0.0: "no", 1.0: "yes"}), categories=["no", "yes"]
+        )
+    categorical = [block for block in example.BLOCKS if block[0] != "flags"]
+    categorical.append(("flags", "categorical", list(example.FLAGS)))
+    bernoulli = bayesgen.leave_one_out(example.fit(example.BLOCKS, X, y)).pointwise
+    reference = bayesgen.leave_one_out(example.fit(categorical, as_strings, y)).pointwise
+    assert np.allclose(bernoulli, reference, rtol=1e-9, atol=1e-12)
