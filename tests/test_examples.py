@@ -32,6 +32,9 @@ SLOW_BY_DEFAULT = {
     "fit_posterior.py",
     "gda_vs_logistic.py",
     "map_vs_smoothing.py",
+    # GDA by NUTS with missing entries: a cold PyMC compile of a minute; the default suite
+    # checks its functions in tests/test_missing_examples.py.
+    "penguins_missing.py",
 }
 
 

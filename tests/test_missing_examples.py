@@ -88,6 +88,7 @@ def test_sms_dropping_incomplete_rows_scores_below_integrating_the_blanks_out():
     assert on_complete.sum() > bayesgen.leave_one_out(dropped).pointwise.sum()
 
 
+@pytest.mark.slow  # NUTS: 14 s with a warm compile cache, about a minute cold
 def test_penguins_gda_nuts_gibbs_and_em_agree_with_the_exact_posterior_of_mu(penguins):
     example = load_example("penguins_missing")
     X, y = penguins
