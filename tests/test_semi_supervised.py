@@ -12,6 +12,7 @@ from numpy.testing import assert_allclose, assert_array_equal
 from scipy import stats
 from scipy.special import logsumexp
 
+import bayesgen
 from bayesgen import (
     BernoulliNB,
     CategoricalNB,
@@ -27,7 +28,15 @@ from bayesgen.families import family
 from bayesgen.inference.sampling import conjugate_map
 from bayesgen.inference.semi_supervised import em_map, stack_rows
 
-FAST = {"inference": "conjugate", "draws": 50, "prior_draws": 0, "random_seed": 0}
+# Few Gibbs sweeps (tune 20, 2 chains): these tests check EM and the layout, not the draws.
+FAST = {
+    "inference": "conjugate",
+    "draws": 50,
+    "tune": 20,
+    "chains": 2,
+    "prior_draws": 0,
+    "random_seed": 0,
+}
 N_LABELLED, N_UNLABELLED, N_TEST = 10, 500, 1000
 
 
@@ -396,3 +405,21 @@ def test_no_interior_mode_is_refused():
     hidden[6:] = np.nan
     with pytest.raises(ValueError, match=r"^alpha: the posterior has no interior mode"):
         MultinomialNB(alpha=0.5, **FAST).fit(X, hidden)
+
+
+def test_compare_on_a_gibbs_fit_checks_the_map_and_says_why_not_the_moments():
+    rng = np.random.default_rng(0)
+    X = np.r_[rng.poisson([5, 1, 1], (20, 3)), rng.poisson([1, 1, 5], (20, 3))].astype(float)
+    y = np.repeat(["a", "b"], 20).astype(object)
+    y[5:18], y[25:38] = None, None
+    est = MultinomialNB(alpha=2.0, **{**FAST, "draws": 200}).fit(X, y)
+    assert est.closed_form_.attrs["semi_supervised_posterior"] == "gibbs"
+    result = bayesgen.compare(est)
+    assert result.ok
+    table = result.table
+    assert table["reason"].str.contains("classes are latent").all()
+    assert np.isfinite(table["map"]).all() and table["agrees"].all()
+    # The MAP: the conjugate mode at the completed expected statistics, (n + α − 1) / Σ.
+    counts = est.closed_form_["feature_count"].values
+    mode = (counts + 1.0) / (counts + 1.0).sum(axis=1, keepdims=True)
+    np.testing.assert_allclose(est.map_["feature_prob"].values, mode, rtol=1e-10)

@@ -68,6 +68,7 @@ from bayesgen.checks.identities import (
 from bayesgen.checks.parameter_table import TABLE_COLUMNS, block_frame
 from bayesgen.checks.thresholds import diagnostic_limits, family_wise_threshold
 from bayesgen.families import hyperprior
+from bayesgen.families.expected import without_moments
 from bayesgen.input.alpha import check_class_smoothing
 
 #: Defaults of :func:`compare`, documented there.
@@ -328,6 +329,12 @@ def compare(
             map_method=map_method,
         )
     )
+    # A semi-supervised Gibbs fit: its unlabelled rows' classes are latent, so no posterior
+    # moment has a closed form; its MAP is EM's, the conjugate mode at the completed statistics.
+    latent_labels = stats.attrs.get("semi_supervised_posterior") == "gibbs"
+    if latent_labels:
+        blocks = [without_moments(block) for block in blocks]
+        fitted_blocks = [without_moments(block) for block in fitted_blocks]
 
     variables = [block.variable for block in blocks]
     exact_posterior = exact_moments_posterior(est, exact, variables)
@@ -366,7 +373,7 @@ def compare(
     # Statistics of whole draws need every variable's draws too.
     statistics = (
         []
-        if exact_posterior is not None
+        if exact_posterior is not None or latent_labels
         else model_family.joint_statistics(
             stats, posterior, alpha=alpha, class_alpha=class_alpha, options=options
         )

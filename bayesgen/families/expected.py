@@ -18,6 +18,7 @@ case).
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -281,3 +282,42 @@ def map_identity(prior_family: str, alpha: float) -> str:
         return f"MAP under {prior('λ + 1')} = add-λ"
     n_outcomes = "2" if prior_family == "Beta" else "K"
     return f"MAP under {prior('α')} = (n + α − 1) / (N + {n_outcomes}(α − 1))"
+
+
+#: Why a semi-supervised Gibbs fit's moments are not compared (see :func:`without_moments`).
+LATENT_LABELS = (
+    "not compared: the unlabelled rows' classes are latent (Gibbs over them); the posterior "
+    "has no closed form"
+)
+
+
+def without_moments(expected: Expected, reason: str = LATENT_LABELS) -> Expected:
+    """``expected`` with no closed-form mean or SD (for a posterior that has none, such as
+    a semi-supervised fit's, whose unlabelled rows' classes are latent), ``reason`` given for
+    the mean; the mode stays where ``expected`` has it (EM's MAP is the conjugate mode at its
+    completed expected statistics).
+
+    Examples
+    --------
+    >>> from bayesgen import closed_form
+    >>> from bayesgen.families.expected import class_expected, without_moments
+    >>> est = closed_form.multinomial_nb([[1, 0], [0, 1], [1, 1]], [0, 1, 1])
+    >>> block = without_moments(class_expected(est, class_alpha=1.0))
+    >>> block.closed_form.tolist(), block.expected_map.round(2).tolist()
+    ([nan, nan], [0.33, 0.67])
+    """
+    shape = np.shape(expected.closed_form)
+    nan = np.full(shape, np.nan)
+    return dataclasses.replace(
+        expected,
+        closed_form=nan,
+        closed_form_sd=nan,
+        closed_form_kurtosis=None,
+        reasons=(
+            reason_array(shape, reason),
+            reason_array(shape, "SD not compared either"),
+            expected.reasons[2],
+        ),
+        mean_identity=None,
+        sd_identity=None,
+    )
