@@ -151,17 +151,21 @@ class GenerativeClassifier(
         -----
         Semi-supervised fit: with unlabelled rows (see :mod:`bayesgen.inference.semi_supervised` and
         docs/semi-supervised.md), the classes are those of the labelled rows (two or more), EM finds
-        the MAP with each unlabelled row's class latent, and the estimator holds the closed form at
-        the EM's completed expected statistics (``closed_form_.attrs``: ``unlabelled_rows``,
-        ``em_iterations``, ``em_converged``, ``unlabelled_weight``) and, for
-        ``inference="conjugate"``, the exact posterior *given those statistics*: an approximation of
-        the posterior given the unlabelled rows, whose labels it treats as known fractions; its mode
-        is the EM's MAP. The full posterior (Gibbs over the labels, NUTS with them marginalised) is
-        a later step, so ``inference="nuts"`` is refused with unlabelled rows for now.
-        ``transduction_`` holds every training row's label (the given one, or the most probable
-        class at the MAP for an unlabelled row), ``label_distributions_`` p(y | x_i, θ̂) (one-hot
-        for a labelled row), and ``em_log_likelihood_`` the EM's trace. ``observed_data`` holds the
-        labelled rows. With every row labelled the fit is the supervised one, bit for bit.
+        the MAP with each unlabelled row's class latent (``map_``), and ``closed_form_`` holds the
+        closed form at EM's completed expected statistics (attrs ``unlabelled_rows``,
+        ``em_iterations``, ``em_converged``, ``unlabelled_weight``, ``em_stationarity_gap``).
+        With ``inference="conjugate"`` the posterior is drawn by Gibbs sampling over the
+        unlabelled rows' classes (attrs ``semi_supervised_posterior="gibbs"``;
+        :mod:`bayesgen.inference.semi_supervised_gibbs`), exact in the limit of its draws, with
+        ``posterior_label_distributions_`` each row's posterior class probabilities; where
+        ``unlabelled_weight`` < 1 or a weight is fractional there is no latent-label model, and
+        the posterior is the conjugate one at EM's statistics (``"expected_statistics"``), an
+        approximation. ``inference="nuts"`` is refused with unlabelled rows (the labels
+        marginalised in the PyMC model are not built yet). ``transduction_`` holds every
+        training row's label (the given one, or the most probable class at the MAP for an
+        unlabelled row), ``label_distributions_`` p(y | x_i, θ̂) (one-hot for a labelled row),
+        and ``em_log_likelihood_`` the EM's trace. ``observed_data`` holds the labelled rows.
+        With every row labelled the fit is the supervised one, bit for bit.
         """
         self._validate_params()
         _warn_column_vector(y)
