@@ -156,6 +156,7 @@ class PosteriorPrediction:
         prob : float, default 0.94
             Mass of the credible intervals, in (0, 1).
         random_seed : None, int or numpy.random.Generator
+            Seed (an integer >= 0) or Generator of the Gibbs draws; None draws fresh entropy.
 
         Returns
         -------
