@@ -42,7 +42,9 @@ Two labelled rows per class and thirty unlabelled rows of the same two-word clas
 >>> y_all = np.r_[[0, 1, 0, 1], rng.integers(0, 2, 30)]
 >>> X = np.array([rng.multinomial(10, [0.7, 0.3] if k == 0 else [0.3, 0.7]) for k in y_all])
 >>> y = np.r_[y_all[:4], np.full(30, -1)]
->>> est = MultinomialNB(alpha=2.0, inference="conjugate", compute_map=False, random_seed=0)
+>>> est = MultinomialNB(
+...     alpha=2.0, inference="conjugate", compute_map=False, draws=100, tune=20, random_seed=0
+... )
 >>> choice = choose_unlabelled_weight(est, X, y, unlabelled_label=-1, grid=[0.0, 1.0])
 >>> choice.grid.tolist(), choice.elpd.shape, choice.best in (0.0, 1.0)
 ([0.0, 1.0], (2,), True)
