@@ -75,6 +75,19 @@ SLOW = {
         "bayesgen fit multinomial examples/messages.csv --target label --text-column "
         "text --output models/messages-nuts.nc",
     ): "NUTS, then the demo with NUTS (minutes)",
+    (
+        "README.md",
+        "bayesgen fit multinomial examples/messages.csv --target label --text-column text "
+        "--inference conjugate",
+    ): (
+        "the shell session of every command (fits, predict, compare, loo, a report, the mixed "
+        "penguins): 37 s on 2 cores; tests/test_cli*.py run each command in the default suite"
+    ),
+    (
+        "docs/getting-started.md",
+        "bayesgen fit multinomial examples/messages.csv --target label --text-column text "
+        "--inference conjugate --output models/spam.nc",
+    ): "fit, compare and a report from the shell: 22 s on 2 cores; tests/test_cli.py has each",
     ("docs/large-models.md", "import dask"): "a Dask LocalCluster starts: 8-30 s on 2 cores",
     ("docs/getting-started.md", "bayesgen demo --inference conjugate"): (
         "every model and its report: minutes on 2 cores"
