@@ -479,3 +479,18 @@ def test_the_mixed_family_fits_a_table_without_a_plan_by_the_auto_one():
         "categorical",
         "poisson",
     ]
+
+
+def test_class_alpha_by_the_evidence_is_chosen_once_from_the_class_counts():
+    table, y = penguin_like(n=(21, 3))  # unequal classes: a finite a maximises p(y | a)
+    est = NaiveBayes(given_blocks(), class_alpha="evidence", **FAST).fit(table, y)
+    counts = np.array([np.sum(y == label) for label in est.classes_], dtype=float)
+    grid = np.exp(np.linspace(np.log(1e-3), np.log(1e3), 20001))
+    log_evidence = [
+        gammaln(2 * a) - gammaln(counts.sum() + 2 * a) + (gammaln(counts + a) - gammaln(a)).sum()
+        for a in grid
+    ]
+    assert est.class_alpha_ == pytest.approx(grid[int(np.argmax(log_evidence))], rel=1e-3)
+    assert est.closed_form_["class_prob"].values == pytest.approx(
+        (counts + est.class_alpha_) / (counts.sum() + 2 * est.class_alpha_)
+    )

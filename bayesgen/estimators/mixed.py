@@ -25,6 +25,7 @@ from bayesgen.estimators.models import (
 from bayesgen.estimators.poisson_nb import PoissonNB
 from bayesgen.families import family
 from bayesgen.families.block_layout import SEPARATOR
+from bayesgen.inference import smoothing
 from bayesgen.input import columns as table_columns
 from bayesgen.input import distributed
 from bayesgen.input.columns import auto_blocks, auto_plan, block_encoding
@@ -409,6 +410,12 @@ class NaiveBayes(GenerativeClassifier):
         """Every block's closed form by its own estimator (its prior, the evidence where it
         asks for it), at this estimator's class prior."""
         estimators = self._block_estimators(statistics)
+        if isinstance(self.class_alpha, str):  # "evidence": from the class counts, once
+            class_alpha = smoothing.evidence_class_alpha(statistics)
+            estimators = {
+                name: clone(estimator).set_params(class_alpha=class_alpha)
+                for name, estimator in estimators.items()
+            }
         parts = {
             block.name: estimators[block.name]._estimates(block.estimates)
             for block in self._family.blocks(statistics)
