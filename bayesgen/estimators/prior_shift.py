@@ -77,6 +77,22 @@ class PriorShift:
         Rank-normalised split R-hat and bulk ESS of each π′_k.
     likelihood : str
         Where p(x | y) came from: the exact posterior predictive or the plug-in estimates.
+
+    Examples
+    --------
+    :func:`adjust_class_prior` returns one; ``print`` shows its table.
+
+    >>> import numpy as np
+    >>> from bayesgen import MultinomialNB
+    >>> est = MultinomialNB(inference="conjugate", draws=50, tune=10, chains=2, random_seed=0)
+    >>> est = est.fit(np.array([[5, 1], [4, 0], [1, 5], [0, 4]]), ["ham", "ham", "spam", "spam"])
+    >>> shift = adjust_class_prior(est, np.array([[5, 0], [6, 1], [0, 5]]), draws=50, random_seed=0)
+    >>> shift.classes.tolist(), dict(shift.draws.sizes), shift.likelihood
+    (['ham', 'spam'], {'chain': 4, 'draw': 50, 'class': 2}, 'exact posterior predictive')
+    >>> print(shift)  # doctest: +ELLIPSIS
+    Prior shift from 3 unlabelled rows (p(x | y): exact posterior predictive)
+    class  training     MAP    mean  94% interval
+    ham       0.500 ...
     """
 
     classes: np.ndarray
@@ -219,6 +235,24 @@ def adjust_class_prior(
     Returns
     -------
     PriorShift
+
+    Examples
+    --------
+    A fit on as many "ham" rows as "spam" ones, then sixteen unlabelled rows that look like
+    ham and two like spam: the training probability 0.5 falls outside both intervals.
+
+    >>> import numpy as np
+    >>> from bayesgen import MultinomialNB
+    >>> X = np.array([[5, 1], [4, 0], [6, 1], [1, 5], [0, 4], [1, 6]])
+    >>> y = np.repeat(["ham", "spam"], 3)
+    >>> est = MultinomialNB(inference="conjugate", draws=50, tune=10, chains=2, random_seed=0)
+    >>> est = est.fit(X, y)
+    >>> X_new = np.r_[np.tile([[5, 0], [6, 1], [4, 1], [5, 1]], (4, 1)), [[0, 5], [1, 6]]]
+    >>> shift = adjust_class_prior(est, X_new, draws=50, random_seed=0)
+    >>> shift.training_class_prob.round(2).tolist(), shift.map.round(2).tolist()
+    ([0.5, 0.5], [0.89, 0.11])
+    >>> shift.shifted, shift.proba.shape
+    (True, (18, 2))
     """
     check_probability(prob, "prob")
     if not isinstance(draws, numbers.Integral) or isinstance(draws, bool):

@@ -277,6 +277,25 @@ def gibbs_fit(
         ``posterior`` (chain, draw, ...), ``prior`` and ``constant_data``.
     map_point : xarray.Dataset
         EM's MAP.
+
+    Examples
+    --------
+    GDA on six rows, two of them with a missing entry:
+
+    >>> import numpy as np
+    >>> from bayesgen.families import family
+    >>> from bayesgen.maths.gaussian import NormalInverseWishart
+    >>> X = np.array([[0.1, 0.3], [np.nan, -0.2], [-0.4, 0.1], [2.1, np.nan], [1.8, 2.2],
+    ...               [2.3, 1.9]])
+    >>> estimates, idata, map_point = gibbs_fit(
+    ...     family("gda"), X, [0, 0, 0, 1, 1, 1], prior=NormalInverseWishart(), draws=50,
+    ...     tune=10, chains=2, random_seed=0, prior_draws=0)
+    >>> estimates.attrs["missing_entries"], estimates.attrs["missing_fit"]
+    (2, 'gibbs')
+    >>> idata.posterior["mu"].shape  # (chain, draw, class, feature)
+    (2, 50, 2, 2)
+    >>> map_point.attrs["map_method"]
+    'em'
     """
     problem = missing_entries_problem(
         model_family,

@@ -166,6 +166,31 @@ def em_map(
     ValueError
         Where the posterior has no interior mode (a Dirichlet with n + α < 1: set α ≥ 1), or
         an unlabelled row has zero probability under every class at the mode.
+
+    Examples
+    --------
+    The module's example with λ_u = 0.5: each of the four unlabelled rows adds half a row to
+    the class counts.
+
+    >>> import numpy as np
+    >>> from bayesgen.families import family
+    >>> from bayesgen.inference.semi_supervised import stack_rows
+    >>> model, classes = family("multinomial_nb"), np.array(["a", "b"])
+    >>> X_l, X_u = np.array([[5, 0], [0, 5]]), np.array([[4, 1], [3, 0], [1, 4], [0, 3]])
+    >>> def unlabelled(weights):
+    ...     return model.sufficient_statistics(
+    ...         stack_rows(X_u, 2), np.repeat(classes, 4), sample_weight=weights.T.ravel(),
+    ...         classes=classes)
+    >>> result = em_map(
+    ...     model, labelled_statistics=model.sufficient_statistics(X_l, classes),
+    ...     unlabelled_statistics=unlabelled,
+    ...     estimates_of=lambda stats: model.from_statistics(stats, alpha=2.0),
+    ...     labelled_rows=X_l, labelled_codes=np.array([0, 1]), unlabelled_rows=X_u,
+    ...     unlabelled_weight=0.5)
+    >>> result.converged, float(result.statistics["class_count"].sum())
+    (True, 4.0)
+    >>> result.responsibilities.argmax(axis=1).tolist()
+    [0, 0, 1, 1]
     """
     n_classes = labelled_statistics.sizes["class"]
     n_unlabelled = unlabelled_rows.shape[0]

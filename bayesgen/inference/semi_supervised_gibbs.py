@@ -152,6 +152,39 @@ def semi_supervised_gibbs(
     Returns
     -------
     GibbsResult
+
+    Examples
+    --------
+    Two labelled rows and four unlabelled ones of a two-word multinomial model, started from
+    the EM's fit (:func:`~bayesgen.inference.semi_supervised.em_map`):
+
+    >>> import numpy as np
+    >>> from bayesgen.families import family
+    >>> from bayesgen.inference.semi_supervised import em_map, stack_rows
+    >>> model, classes = family("multinomial_nb"), np.array(["a", "b"])
+    >>> X_l, X_u = np.array([[5, 0], [0, 5]]), np.array([[4, 1], [3, 0], [1, 4], [0, 3]])
+    >>> def estimates_of(stats):
+    ...     return model.from_statistics(stats, alpha=2.0)
+    >>> def unlabelled(weights):
+    ...     return model.sufficient_statistics(
+    ...         stack_rows(X_u, 2), np.repeat(classes, 4), sample_weight=weights.T.ravel(),
+    ...         classes=classes)
+    >>> em = em_map(
+    ...     model, labelled_statistics=model.sufficient_statistics(X_l, classes),
+    ...     unlabelled_statistics=unlabelled, estimates_of=estimates_of, labelled_rows=X_l,
+    ...     labelled_codes=np.array([0, 1]), unlabelled_rows=X_u)
+    >>> def completed(codes):  # the labelled rows' classes, then the drawn ones
+    ...     labels = classes[np.r_[[0, 1], codes]]
+    ...     return model.sufficient_statistics(np.r_[X_l, X_u], labels, classes=classes)
+    >>> result = semi_supervised_gibbs(
+    ...     model, reference=em.estimates, completed_statistics=completed,
+    ...     estimates_of=estimates_of, unlabelled_rows=X_u, copies=np.arange(4),
+    ...     initial=em.responsibilities, draws=50, tune=10, chains=2, random_seed=0,
+    ...     prior_draws=0)
+    >>> result.idata.posterior["feature_prob"].shape  # (chain, draw, class, feature)
+    (2, 50, 2, 2)
+    >>> result.label_probabilities.argmax(axis=1).tolist()
+    [0, 0, 1, 1]
     """
     rng = np.random.default_rng(random_seed)
     dims = model.parameter_dims(reference)

@@ -241,6 +241,16 @@ def choose_unlabelled_weight(
     ValueError
         For an empty grid, a value outside [0, 1], a model without an exact leave-one-out
         predictive, and whatever ``fit`` refuses (it names the parameter).
+
+    Examples
+    --------
+    The module's docstring fits a grid on a small corpus. The grid is checked before any fit:
+
+    >>> from bayesgen import MultinomialNB
+    >>> choose_unlabelled_weight(MultinomialNB(inference="conjugate"), [[1, 0]], [0], grid=[2.0])
+    Traceback (most recent call last):
+    ...
+    ValueError: grid: expected one or more values of unlabelled_weight in [0, 1]; got [2.0].
     """
     values = np.asarray(grid, dtype=np.float64).ravel()
     if values.size == 0 or not np.all((values >= 0.0) & (values <= 1.0)):
