@@ -206,6 +206,9 @@ def built_pages(site: Path) -> list[Path]:
 # -- The built site ------------------------------------------------------------------------------
 
 
+# Building the site (40 s) and rendering every page (55 s) is the default suite's largest
+# test; CI's `make docs` builds the site with warnings as errors after the suite.
+@pytest.mark.slow
 def test_every_built_page_renders_offline(site, browser):
     pages = built_pages(site)
     # Every page of the table of contents is there, and the API's source pages.
