@@ -12,10 +12,9 @@ from typing import ClassVar
 import numpy as np
 
 from bayesgen import closed_form as cf
-from bayesgen.estimators.classifier import GenerativeClassifier
+from bayesgen.estimators.missing_entries import MissingEntriesFit
 from bayesgen.estimators.naive_bayes import NaiveBayesClassifier
 from bayesgen.families import family
-from bayesgen.inference import gibbs
 from bayesgen.input.params import INFERENCE_PARAMS_DOC, InstanceOf, Options, Real
 
 
@@ -382,7 +381,7 @@ class CategoricalNB(NaiveBayesClassifier):
         ]
 
 
-class GaussianDiscriminantAnalysis(GenerativeClassifier):
+class GaussianDiscriminantAnalysis(MissingEntriesFit):
     __doc__ = (
         """Bayesian Gaussian discriminant analysis: x | y = k ~ N(μ_k, Σ), one shared Σ.
 
@@ -437,46 +436,6 @@ class GaussianDiscriminantAnalysis(GenerativeClassifier):
         "prior": InstanceOf(cf.NormalInverseWishart, "a bayesgen.NormalInverseWishart"),
         "lkj_eta": Real(low=0),
     }
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.allow_nan = True  # missing entries: marginal densities, Gibbs at fit
-        return tags
-
-    def fit(self, X, y, *, feature_names=None, sample_weight=None):
-        if not gibbs.has_missing_entries(X):
-            return super().fit(X, y, feature_names=feature_names, sample_weight=sample_weight)
-        # Missing entries: Gibbs sampling or NUTS with the entries latent, EM's MAP
-        # (bayesgen.inference.gibbs).
-        self._validate_params()
-        if self.inference == "conjugate":
-            stats, idata, map_point = gibbs.gibbs_fit(
-                self._family, X, y, **self._prior_options(), feature_names=feature_names,
-                sample_weight=sample_weight, draws=self.draws, tune=self.tune,
-                chains=self.chains, random_seed=self.random_seed,
-                prior_draws=self.prior_draws, dtype=self.dtype,
-            )  # fmt: skip
-        else:
-            if self.cov_prior != "conjugate":
-                raise ValueError(
-                    "cov_prior='lkj' with missing entries is not supported: their fit's MAP "
-                    "(EM) and prior are the normal-inverse-Wishart's; use "
-                    "cov_prior='conjugate'."
-                )
-            self._check_nuts_weights(sample_weight)
-            stats, idata, map_point = gibbs.nuts_fit(
-                self._family, X, y, **self._prior_options(),
-                model_options=self._model_options(), feature_names=feature_names,
-                sample_weight=sample_weight, draws=self.draws, tune=self.tune,
-                chains=self.chains, cores=self.cores, random_seed=self.random_seed,
-                nuts_sampler=self.nuts_sampler, target_accept=self.target_accept,
-                prior_draws=self.prior_draws, dtype=self.dtype, progressbar=self.progressbar,
-            )  # fmt: skip
-            self._warn_unconverged(idata)
-        self._add_observed(idata, stats, X, y, sample_weight)
-        return self.set_posterior(stats, idata, map_point if self.compute_map else None)
-
-    fit.__doc__ = GenerativeClassifier.fit.__doc__
 
     def __init__(
         self,
@@ -534,6 +493,13 @@ class GaussianDiscriminantAnalysis(GenerativeClassifier):
                 "closed-form posterior); use inference='nuts' for cov_prior='lkj'."
             )
 
+    def _check_missing_entries_nuts(self):
+        if self.cov_prior != "conjugate":
+            raise ValueError(
+                "cov_prior='lkj' with missing entries is not supported: their fit's MAP "
+                "(EM) and prior are the normal-inverse-Wishart's; use cov_prior='conjugate'."
+            )
+
     def _set_point_attributes(self, means):
         self.means_ = means["mu"].values
         self.covariance_ = means["cov"].values
@@ -541,7 +507,7 @@ class GaussianDiscriminantAnalysis(GenerativeClassifier):
         self.intercept_ = np.atleast_1d(means["intercept"].values)
 
 
-class QuadraticDiscriminantAnalysis(GenerativeClassifier):
+class QuadraticDiscriminantAnalysis(MissingEntriesFit):
     __doc__ = (
         """Bayesian quadratic discriminant analysis: x | y = k ~ N(μ_k, Σ_k), one Σ_k per class.
 
@@ -588,40 +554,6 @@ class QuadraticDiscriminantAnalysis(GenerativeClassifier):
     _parameter_rules: ClassVar[dict] = {
         "prior": InstanceOf(cf.NormalInverseWishart, "a bayesgen.NormalInverseWishart"),
     }
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.allow_nan = True  # missing entries: marginal densities, Gibbs at fit
-        return tags
-
-    def fit(self, X, y, *, feature_names=None, sample_weight=None):
-        if not gibbs.has_missing_entries(X):
-            return super().fit(X, y, feature_names=feature_names, sample_weight=sample_weight)
-        # Missing entries: Gibbs sampling or NUTS with the entries latent, EM's MAP
-        # (bayesgen.inference.gibbs).
-        self._validate_params()
-        if self.inference == "conjugate":
-            stats, idata, map_point = gibbs.gibbs_fit(
-                self._family, X, y, **self._prior_options(), feature_names=feature_names,
-                sample_weight=sample_weight, draws=self.draws, tune=self.tune,
-                chains=self.chains, random_seed=self.random_seed,
-                prior_draws=self.prior_draws, dtype=self.dtype,
-            )  # fmt: skip
-        else:
-            self._check_nuts_weights(sample_weight)
-            stats, idata, map_point = gibbs.nuts_fit(
-                self._family, X, y, **self._prior_options(),
-                model_options=self._model_options(), feature_names=feature_names,
-                sample_weight=sample_weight, draws=self.draws, tune=self.tune,
-                chains=self.chains, cores=self.cores, random_seed=self.random_seed,
-                nuts_sampler=self.nuts_sampler, target_accept=self.target_accept,
-                prior_draws=self.prior_draws, dtype=self.dtype, progressbar=self.progressbar,
-            )  # fmt: skip
-            self._warn_unconverged(idata)
-        self._add_observed(idata, stats, X, y, sample_weight)
-        return self.set_posterior(stats, idata, map_point if self.compute_map else None)
-
-    fit.__doc__ = GenerativeClassifier.fit.__doc__
 
     def __init__(
         self,
