@@ -323,6 +323,29 @@ def gibbs_fit(
         "tuning_steps": tune,
         "missing_entries": estimates.attrs["missing_entries"],
     }
+    idata = draws_tree(
+        model_family, estimates, posterior, rng=rng, prior_draws=prior_draws, dtype=dtype,
+        library="bayesgen.gibbs", start=start,
+    )  # fmt: skip
+    return estimates, idata, map_point(problem)
+
+
+def draws_tree(
+    model_family: Family,
+    estimates: xr.Dataset,
+    posterior: xr.Dataset,
+    *,
+    rng,
+    prior_draws: int,
+    dtype: str,
+    library: str,
+    start: datetime.datetime,
+) -> xr.DataTree:
+    """The tree of a Gibbs sampler's draws (this module's and
+    :mod:`bayesgen.inference.semi_supervised_gibbs`'s): ``posterior``, ``prior_draws`` exact
+    prior draws of ``estimates``' prior, the statistics as ``constant_data``, the draws in
+    ``dtype`` and marked with the sampler (``library``) and its ``start`` time."""
+    coords = parameter_coords(estimates)
     tree = {"posterior": posterior}
     if prior_draws:
         prior_values = model_family.conjugate_draws(
@@ -341,14 +364,13 @@ def gibbs_fit(
             dataset = idata[group].to_dataset()
             attrs = dict(dataset.attrs)
             dataset = dataset.astype(dtype, copy=False)
-            attrs.update(
-                inference_library="bayesgen.gibbs",
-                created_at=start.isoformat(),
-                bayesgen_version=__version__,
-            )
-            dataset.attrs = attrs
+            dataset.attrs = attrs | {
+                "inference_library": library,
+                "created_at": start.isoformat(),
+                "bayesgen_version": __version__,
+            }
             idata[group] = dataset
-    return estimates, idata, map_point(problem)
+    return idata
 
 
 def split_rows(model_family: Family, problem: dict) -> tuple[xr.Dataset, tuple]:

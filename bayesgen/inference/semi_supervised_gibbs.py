@@ -50,9 +50,9 @@ from dataclasses import dataclass
 import numpy as np
 import xarray as xr
 
-from bayesgen import __version__
 from bayesgen.families import Family
 from bayesgen.families.results import parameter_coords
+from bayesgen.inference.gibbs import draws_tree
 from bayesgen.inference.semi_supervised import EMResult, LabelSplit, concatenate_rows, take_rows
 
 __all__ = [
@@ -222,28 +222,10 @@ def semi_supervised_gibbs(
         "unlabelled_rows": n_rows,
         "sampler": "data-augmentation Gibbs over the unlabelled rows' labels",
     }
-    tree = {"posterior": posterior}
-    if prior_draws:
-        prior = model.conjugate_draws(reference, rng, (1, prior_draws), dtype, posterior=False)
-        tree["prior"] = xr.Dataset(
-            {name: (("chain", "draw", *d), v) for name, (d, v) in prior.items()},
-            coords=coords | {"chain": [0], "draw": np.arange(prior_draws)},
-        )
-    statistics = model.statistics_of(reference)
-    statistics.attrs = dict(reference.attrs)
-    tree["constant_data"] = statistics
-    idata = xr.DataTree.from_dict(tree)
-    for group in ("posterior", "prior"):
-        if group in idata.children:
-            dataset = idata[group].to_dataset()
-            attrs = dict(dataset.attrs)
-            dataset = dataset.astype(dtype, copy=False)
-            dataset.attrs = attrs | {
-                "inference_library": INFERENCE_LIBRARY,
-                "created_at": start.isoformat(),
-                "bayesgen_version": __version__,
-            }
-            idata[group] = dataset
+    idata = draws_tree(
+        model, reference, posterior, rng=rng, prior_draws=prior_draws, dtype=dtype,
+        library=INFERENCE_LIBRARY, start=start,
+    )  # fmt: skip
     return GibbsResult(idata, proba_sum / (chains * draws))
 
 
