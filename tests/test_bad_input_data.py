@@ -360,7 +360,8 @@ VALID_INPUTS = [
      lambda: cf.predict_proba(cf.bernoulli_nb(np.array([[1.0, 0.0], [1.0, 1.0], [0.0, 1.0],
                                                         [0.0, 0.0], [1.0, 0.0]]),
                                               [0, 0, 0, 1, 1]),
-                              [[np.nan, np.nan]]).round(12).tolist(), [[round(4 / 7, 12), round(3 / 7, 12)]]),
+                              [[np.nan, np.nan]]).round(12).tolist(),
+     [[round(4 / 7, 12), round(3 / 7, 12)]]),
     ("feature-names-numpy-strings",
      lambda: cf.multinomial_nb(COUNTS, LABELS, feature_names=np.array(["a", "b", "c"]))[
          "feature"].values.tolist(), ["a", "b", "c"]),

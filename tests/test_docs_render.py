@@ -104,10 +104,13 @@ function facts(mathjax) {
     external: Array.from(new Set(external)),
   };
 }
-// A page can be between documents when the script starts (seen once in CI under load:
-// document.body was null): wait up to 10 s for its body before looking.
+// A page can be between documents when the script starts (seen in CI under load: once
+// document.body was null, once the deferred MathJax script had not yet run): wait up to 10 s
+// for the page asked for to finish loading, by which time its deferred scripts have run.
+const wanted = arguments[0];
 function whenReady(run, tries) {
-  if (document.body || tries <= 0) {
+  const loaded = document.body && document.readyState === "complete" && location.href === wanted;
+  if (loaded || tries <= 0) {
     run();
   } else {
     setTimeout(() => whenReady(run, tries - 1), 100);
@@ -163,7 +166,7 @@ def look(driver, page: Path) -> dict:
     """Open ``page`` and return what a reader sees, plus the console's messages."""
     driver.get_log("browser")  # drop messages left from the previous page
     driver.get(page.as_uri())
-    facts = driver.execute_async_script(LOOK_AT_PAGE)
+    facts = driver.execute_async_script(LOOK_AT_PAGE, page.as_uri())
     facts["console"] = [
         entry["message"] for entry in driver.get_log("browser") if entry["level"] == "SEVERE"
     ]

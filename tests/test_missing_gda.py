@@ -465,3 +465,16 @@ def test_sbc_of_the_public_gibbs_fit_with_the_training_rows_missing_pattern():
     ).fit(X, y)
     result = bayesgen.sbc(est, n_simulations=40, n_draws=19, n_bins=5, random_seed=1)
     assert result.ok, str(result)
+
+
+@pytest.mark.parametrize("estimator", [GaussianDiscriminantAnalysis, QuadraticDiscriminantAnalysis])
+def test_missing_entries_with_unlabelled_rows_are_refused_by_name(estimator):
+    # Both at once is not fitted: without this check the Gibbs sampler read -1 as a class.
+    X, y = _data(n_rows=40, missing=0.1)
+    y = y.copy()
+    y[:5] = -1
+    with pytest.raises(ValueError, match=r"y: .*missing entries .* or unlabelled rows, not both"):
+        estimator(inference="conjugate", draws=10).fit(X, y, unlabelled_label=-1)
+    # Without the marker -1 is an ordinary class, and the fit goes on.
+    fitted = estimator(inference="conjugate", draws=10, tune=5, chains=1, random_seed=0)
+    assert list(fitted.fit(X, y).classes_) == [-1, 0, 1]

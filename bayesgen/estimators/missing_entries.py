@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from bayesgen.estimators.classifier import GenerativeClassifier
 from bayesgen.inference import gibbs
+from bayesgen.input.labels import unlabelled_rows
 
 __all__ = ["MissingEntriesFit"]
 
@@ -27,10 +28,30 @@ class MissingEntriesFit(GenerativeClassifier):
     'gibbs'
     """
 
-    def fit(self, X, y, *, feature_names=None, sample_weight=None, **unlabelled):
+    def fit(
+        self,
+        X,
+        y,
+        *,
+        feature_names=None,
+        sample_weight=None,
+        unlabelled_label=None,
+        unlabelled_weight=1.0,
+    ):
         if not gibbs.has_missing_entries(X):
             return super().fit(
-                X, y, feature_names=feature_names, sample_weight=sample_weight, **unlabelled
+                X,
+                y,
+                feature_names=feature_names,
+                sample_weight=sample_weight,
+                unlabelled_label=unlabelled_label,
+                unlabelled_weight=unlabelled_weight,
+            )
+        if unlabelled_rows(y, unlabelled_label=unlabelled_label).any():
+            raise ValueError(
+                f"y: {type(self).__name__} fits rows with missing entries (NaN in X) or "
+                "unlabelled rows, not both in one fit; got both. Drop the unlabelled rows, or "
+                "the rows with missing entries, or impute X first."
             )
         self._validate_params()
         if self.inference == "conjugate":
