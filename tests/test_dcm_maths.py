@@ -1,0 +1,254 @@
+"""The Dirichlet compound multinomial's maths: histograms, likelihood, point fit, predictive,
+simulation (bayesgen.maths.dirichlet_multinomial), against SciPy and by-hand forms."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from scipy import stats
+from scipy.special import gammaln
+
+from bayesgen.maths.dirichlet_multinomial import (
+    count_histograms,
+    dirichlet_multinomial_log_pmf,
+    exceedance,
+    fit_concentration,
+    histogram_log_likelihood,
+    log_likelihood_gradient,
+    log_objective,
+    merge_histograms,
+    simulate_documents,
+)
+
+N_CLASSES, N_WORDS = 2, 20
+
+
+def bursty_corpus(n_documents=60, seed=0, scale=0.5):
+    """Documents from known α (small: bursty), lengths 15-50."""
+    rng = np.random.default_rng(seed)
+    alpha = rng.gamma(1.0, 1.0, size=(N_CLASSES, N_WORDS)) * scale + 0.3
+    y = np.arange(n_documents) % N_CLASSES
+    X = np.zeros((n_documents, N_WORDS))
+    for i in range(n_documents):  # by hand, not by the module's simulator
+        theta = rng.dirichlet(alpha[y[i]])
+        X[i] = rng.multinomial(rng.integers(15, 50), theta)
+    return X, y, alpha
+
+
+def scipy_class_sums(X, y, alpha, weight=None):
+    weight = np.ones(len(y)) if weight is None else weight
+    per_document = np.array(
+        [stats.dirichlet_multinomial.logpmf(X[i], alpha[y[i]], X[i].sum()) for i in range(len(y))]
+    )
+    return np.bincount(y, weights=weight * per_document, minlength=alpha.shape[0])
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_histogram_likelihood_equals_scipy_summed_over_documents(sparse):
+    X, y, alpha = bursty_corpus()
+    h = count_histograms(sp.csr_array(X) if sparse else X, y, N_CLASSES)
+    np.testing.assert_allclose(
+        histogram_log_likelihood(h, alpha), scipy_class_sums(X, y, alpha), rtol=0, atol=1e-10
+    )
+
+
+def test_histogram_likelihood_without_coefficient_drops_the_multinomial_coefficients():
+    X, y, alpha = bursty_corpus()
+    h = count_histograms(X, y, N_CLASSES)
+    coefficients = gammaln(X.sum(1) + 1) - gammaln(X + 1).sum(1)
+    np.testing.assert_allclose(
+        histogram_log_likelihood(h, alpha, coefficient=False),
+        scipy_class_sums(X, y, alpha) - np.bincount(y, weights=coefficients),
+        rtol=0,
+        atol=1e-10,
+    )
+
+
+def test_integer_weights_equal_repeated_documents():
+    X, y, alpha = bursty_corpus(20)
+    weight = np.arange(20) % 3  # 0: dropped
+    repeated = np.repeat(np.arange(20), weight)
+    weighted = count_histograms(X, y, N_CLASSES, sample_weight=weight)
+    expected = scipy_class_sums(X[repeated], y[repeated], alpha)
+    np.testing.assert_allclose(histogram_log_likelihood(weighted, alpha), expected, atol=1e-10)
+    np.testing.assert_array_equal(weighted.class_count, np.bincount(y[repeated]))
+
+
+def test_minkas_exceedance_form_equals_scipy():
+    # Σ_c h(c) log(α + c − 1), h(c) = documents with x ≥ c; lengths likewise.
+    X, y, alpha = bursty_corpus()
+    h = count_histograms(X, y, N_CLASSES)
+    tails = exceedance(h)
+    for k in range(N_CLASSES):
+        words = sum(
+            (tails[k][w] * np.log(alpha[k, w] + np.arange(len(tails[k][w])))).sum()
+            for w in range(N_WORDS)
+        )
+        lengths = X[y == k].sum(1).astype(int)
+        g = np.array([(lengths >= c).sum() for c in range(1, lengths.max() + 1)])
+        s = alpha[k].sum()
+        coefficient = (gammaln(lengths + 1) - gammaln(X[y == k] + 1).sum(1)).sum()
+        by_minka = words - (g * np.log(s + np.arange(len(g)))).sum() + coefficient
+        assert by_minka == pytest.approx(scipy_class_sums(X, y, alpha)[k], abs=1e-9)
+
+
+def test_histograms_store_only_the_distinct_nonzero_levels():
+    X = np.array([[3, 0], [3, 0], [1, 0]])
+    h = count_histograms(sp.csr_array(X), np.zeros(3, dtype=int), 1)
+    assert h.word_level.tolist() == [1.0, 3.0] and h.word_weight.tolist() == [1.0, 2.0]
+    assert h.length_level.tolist() == [1.0, 3.0] and h.length_weight.tolist() == [1.0, 2.0]
+
+
+def test_merged_chunks_equal_the_histograms_of_all_documents():
+    X, y, _ = bursty_corpus()
+    whole = count_histograms(X, y, N_CLASSES)
+    merged = count_histograms(X[:7], y[:7], N_CLASSES)
+    for start, stop in ((7, 30), (30, 60)):
+        merged = merge_histograms(merged, count_histograms(X[start:stop], y[start:stop], N_CLASSES))
+    for mine, theirs in zip(merged, whole, strict=True):
+        np.testing.assert_allclose(mine, theirs, rtol=0, atol=1e-9)
+
+
+def test_gradient_equals_finite_differences():
+    X, y, alpha = bursty_corpus()
+    h = count_histograms(X, y, N_CLASSES)
+    step = 1e-6
+    numeric = np.zeros_like(alpha)
+    for k, w in [(0, 0), (1, 5), (0, 19)]:
+        delta = np.zeros_like(alpha)
+        delta[k, w] = step
+        numeric[k, w] = (
+            histogram_log_likelihood(h, alpha + delta)[k]
+            - histogram_log_likelihood(h, alpha - delta)[k]
+        ) / (2 * step)
+        assert log_likelihood_gradient(h, alpha)[k, w] == pytest.approx(numeric[k, w], rel=1e-6)
+
+
+def objective_gradient(h, fit, shape, rate, mean_prior, shared):
+    """∂F/∂s_k and ∂F/∂m (per class, or the shared m's), by the chain rule from α's gradient."""
+    g = log_likelihood_gradient(h, fit.alpha)
+    d_s = (fit.mean * g).sum(1) + (shape - 1) / fit.concentration - rate
+    c = np.broadcast_to(mean_prior, (N_WORDS,))
+    if shared:
+        d_m = (fit.concentration[:, None] * g).sum(0) + (c - 1) / fit.mean[0]
+    else:
+        d_m = fit.concentration[:, None] * g + (c - 1) / fit.mean
+    return d_s, d_m
+
+
+PRIORS = {
+    "flat": ((1.0, 0.0), 1.0),
+    "gamma-dirichlet": ((2.0, 0.05), 1.0 + np.linspace(0.1, 3.0, N_WORDS)),
+}
+
+
+@pytest.mark.parametrize("shared", [False, True], ids=["per_class", "pooled"])
+@pytest.mark.parametrize("prior", PRIORS)
+def test_fixed_point_is_stationary(shared, prior):
+    X, y, _ = bursty_corpus()
+    h = count_histograms(X, y, N_CLASSES)
+    (shape, rate), mean_prior = PRIORS[prior]
+    fit = fit_concentration(
+        h, shared_mean=shared, concentration_prior=(shape, rate), mean_prior=mean_prior
+    )
+    assert fit.converged
+    assert np.all(fit.mean > 0)  # every word is seen in both classes of this corpus
+    d_s, d_m = objective_gradient(h, fit, shape, rate, mean_prior, shared)
+    # s: zero; m: equal over the words (a Lagrange multiplier of Σ m = 1).
+    assert np.max(np.abs(d_s * fit.concentration)) < 1e-5
+    # Relative to the size of the likelihood's terms (a sum over the documents).
+    assert np.max(np.ptp(d_m, axis=-1)) < 1e-6 * h.class_count.sum()
+
+
+@pytest.mark.parametrize("shared", [False, True], ids=["per_class", "pooled"])
+@pytest.mark.parametrize("prior", PRIORS)
+def test_fixed_point_beats_every_point_of_a_grid_around_it(shared, prior):
+    X, y, _ = bursty_corpus()
+    h = count_histograms(X, y, N_CLASSES)
+    (shape, rate), mean_prior = PRIORS[prior]
+    options = {"concentration_prior": (shape, rate), "mean_prior": mean_prior}
+    fit = fit_concentration(h, shared_mean=shared, **options)
+    mean = fit.mean[:1] if shared else fit.mean
+    best = log_objective(h, fit.concentration, mean, **options)
+    rng = np.random.default_rng(1)
+    directions = rng.normal(size=(6, *mean.shape))
+    for s_factor in (0.9, 0.98, 1.0, 1.02, 1.1):
+        for k in range(N_CLASSES):
+            concentration = fit.concentration.copy()
+            concentration[k] *= s_factor
+            for direction in [np.zeros_like(mean), *directions]:
+                for size in (0.02, 0.1):
+                    moved = mean * np.exp(size * direction)
+                    moved /= moved.sum(-1, keepdims=True)
+                    value = log_objective(h, concentration, moved, **options)
+                    assert value <= best + 1e-9
+
+
+def test_fixed_point_recovers_the_concentration_of_a_large_sample():
+    rng = np.random.default_rng(5)
+    mean = rng.dirichlet(np.full(10, 5.0))
+    X = np.array([rng.multinomial(50, rng.dirichlet(20.0 * mean)) for _ in range(3000)])
+    fit = fit_concentration(count_histograms(X, np.zeros(3000, dtype=int), 1))
+    assert fit.concentration[0] == pytest.approx(20.0, rel=0.1)
+    np.testing.assert_allclose(fit.mean[0], mean, atol=0.01)
+
+
+def test_flat_fit_gives_an_unseen_word_zero_mean():
+    X = np.array([[3, 1, 0], [2, 2, 0], [0, 0, 4], [0, 1, 3]])
+    fit = fit_concentration(count_histograms(X, np.array([0, 0, 1, 1]), 2), max_iter=2000)
+    assert fit.mean[0, 2] == 0 and fit.mean[1, 0] == 0
+
+
+def test_fit_refuses_a_gamma_shape_below_one():
+    X, y, _ = bursty_corpus(10)
+    with pytest.raises(ValueError, match="concentration_prior"):
+        fit_concentration(count_histograms(X, y, N_CLASSES), concentration_prior=(0.5, 1.0))
+
+
+def test_log_pmf_equals_scipy_for_every_document_class_and_draw():
+    X, _, alpha = bursty_corpus(8)
+    draws = np.stack([alpha, 2.0 * alpha, alpha + 1.0])  # (draw, class, word)
+    ours = dirichlet_multinomial_log_pmf(sp.csr_array(X), draws)
+    assert ours.shape == (3, 8, N_CLASSES)
+    for d in range(3):
+        for i in range(8):
+            for k in range(N_CLASSES):
+                expected = stats.dirichlet_multinomial.logpmf(X[i], draws[d, k], X[i].sum())
+                assert ours[d, i, k] == pytest.approx(expected, abs=1e-10)
+
+
+def test_predictive_tends_to_the_multinomial_as_the_concentration_grows():
+    X, _, _ = bursty_corpus(10)
+    mean = np.random.default_rng(2).dirichlet(np.ones(N_WORDS), size=N_CLASSES)
+    multinomial = np.array([[stats.multinomial.logpmf(x, x.sum(), m) for m in mean] for x in X])
+    gaps = [
+        np.max(np.abs(dirichlet_multinomial_log_pmf(X, s * mean) - multinomial))
+        for s in (1e4, 1e6, 1e8)
+    ]
+    # The gap shrinks as 1 / s.
+    np.testing.assert_array_less(np.array(gaps[1:]) * 50, gaps[:-1])
+    assert gaps[-1] < 1e-3
+
+
+def test_zero_alpha_gives_a_shown_word_zero_probability():
+    X = np.array([[1, 0], [0, 2]])
+    values = dirichlet_multinomial_log_pmf(X, np.array([[1.0, 0.0]]))
+    assert values[0, 0] == 0.0 and values[1, 0] == -np.inf
+
+
+def test_simulated_documents_keep_their_lengths_and_the_dcm_moments():
+    rng = np.random.default_rng(3)
+    alpha = np.array([0.5, 1.5, 3.0])
+    n = 10
+    docs = simulate_documents(np.tile(alpha, (20_000, 1)), np.full(20_000, n), rng).toarray()
+    assert np.all(docs.sum(1) == n)
+    s, m = alpha.sum(), alpha / alpha.sum()
+    np.testing.assert_allclose(docs.mean(0), n * m, rtol=0.02)
+    # DirMult variance n m (1 − m) (n + s) / (1 + s): wider than the multinomial's.
+    np.testing.assert_allclose(docs.var(0), n * m * (1 - m) * (n + s) / (1 + s), rtol=0.05)
+
+
+def test_simulation_never_draws_a_word_of_zero_alpha():
+    docs = simulate_documents(
+        np.array([[1.0, 0.0, 2.0]] * 50), np.full(50, 30), np.random.default_rng(4)
+    )
+    assert docs.toarray()[:, 1].sum() == 0
