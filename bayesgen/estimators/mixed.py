@@ -13,6 +13,7 @@ import xarray as xr
 from sklearn.base import clone
 
 from bayesgen.estimators.classifier import GenerativeClassifier
+from bayesgen.estimators.feature_relevance import feature_relevance
 from bayesgen.estimators.gaussian_nb import GaussianNB
 from bayesgen.estimators.hyperparameters import fitted_hyperparameters
 from bayesgen.estimators.models import (
@@ -499,6 +500,12 @@ class NaiveBayes(GenerativeClassifier):
         self._check_n_features(X)
         checked = self._family.prediction_features(self.closed_form_, X)
         return normalize_log_proba(self._family.predictive_log_joint(self.closed_form_, checked))
+
+    def feature_relevance(self, prior_inclusion: float = 0.5, **options) -> pd.DataFrame:
+        """Every naive Bayes block's features by their probability of depending on the class,
+        with a ``block`` column (:func:`bayesgen.estimators.feature_relevance.feature_relevance`;
+        GDA and QDA blocks are left out)."""
+        return feature_relevance(self, prior_inclusion=prior_inclusion, **options)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -17,6 +17,7 @@ import xarray as xr
 
 from bayesgen import closed_form as cf
 from bayesgen.estimators.classifier import GenerativeClassifier
+from bayesgen.estimators.feature_relevance import FeatureRelevanceMixin
 from bayesgen.families import hyperprior
 from bayesgen.inference import smoothing
 from bayesgen.input.alpha import GammaPrior
@@ -31,7 +32,7 @@ from bayesgen.input.params import (
 )
 
 
-class NaiveBayesClassifier(GenerativeClassifier):
+class NaiveBayesClassifier(FeatureRelevanceMixin, GenerativeClassifier):
     _parameter_rules: ClassVar[dict] = {
         "alpha": CLASS_SMOOTHING,
         "class_alpha": SMOOTHING,
