@@ -390,7 +390,7 @@ def test_nuts_with_unlabelled_rows_is_refused_before_compiling():
 
 
 @pytest.mark.parametrize(
-    ("weight", "error"), [(1.5, ValueError), (-0.1, ValueError), ("loo", TypeError)]
+    ("weight", "error"), [(1.5, ValueError), (-0.1, ValueError), ([0.5], TypeError)]
 )
 def test_unlabelled_weight_outside_0_1_is_refused(weight, error):
     X, y = small_data()

@@ -7,7 +7,7 @@ counts; the choices are checked against data built to make unlabelled rows help 
 
 import numpy as np
 import pytest
-from numpy.testing import assert_allclose
+from numpy.testing import assert_allclose, assert_array_equal
 from scipy.special import gammaln, logsumexp
 
 from bayesgen import MultinomialNB
@@ -167,3 +167,51 @@ def test_a_fit_with_sample_weight_is_refused():
     )
     with pytest.raises(ValueError, match="sample_weight"):
         fitted_loo_log_proba(est)
+
+
+# -- fit(..., unlabelled_weight="loo") -----------------------------------------------------------
+
+
+def test_fit_with_loo_is_the_fit_at_the_weight_the_chooser_picks():
+    X, y = two_topics(0, misfit=True)  # unlabelled rows from elsewhere: a small λ_u wins
+    choice = choose_unlabelled_weight(MultinomialNB(**FAST), X, y, unlabelled_label=-1)
+    direct = MultinomialNB(**FAST).fit(X, y, unlabelled_label=-1, unlabelled_weight=choice.best)
+    loo = MultinomialNB(**FAST).fit(X, y, unlabelled_label=-1, unlabelled_weight="loo")
+    assert choice.best < 1.0  # not the default fit
+    for name, variable in direct.closed_form_.data_vars.items():
+        assert_array_equal(loo.closed_form_[name].values, variable.values)
+    for name, draws in direct.idata_["posterior"].data_vars.items():
+        assert_array_equal(loo.idata_["posterior"][name].values, draws.values)
+    attrs = loo.closed_form_.attrs
+    assert attrs["unlabelled_weight"] == choice.best
+    assert attrs["unlabelled_weight_rule"] == "loo"
+    assert_array_equal(attrs["unlabelled_weight_grid"], DEFAULT_GRID)
+    assert_allclose(attrs["unlabelled_weight_elpd"], choice.elpd, rtol=1e-12)
+    assert "unlabelled_weight_rule" not in direct.closed_form_.attrs
+
+
+def test_fit_with_loo_and_every_row_labelled_is_the_supervised_fit():
+    X, y = small_data()
+    labelled = y != -1
+    plain = MultinomialNB(**FAST).fit(X[labelled], y[labelled])
+    loo = MultinomialNB(**FAST).fit(X[labelled], y[labelled], unlabelled_weight="loo")
+    for name, variable in plain.closed_form_.data_vars.items():
+        assert_array_equal(loo.closed_form_[name].values, variable.values)
+    assert "unlabelled_weight_rule" not in loo.closed_form_.attrs
+
+
+def test_a_rule_other_than_loo_is_refused_naming_what_was_expected_and_what_came():
+    X, y = small_data()
+    with pytest.raises(
+        ValueError,
+        match=r"^unlabelled_weight: expected a number in \[0, 1\] or 'loo' .*; got 'evidence'\.$",
+    ):
+        MultinomialNB(**FAST).fit(X, y, unlabelled_label=-1, unlabelled_weight="evidence")
+
+
+def test_loo_with_sample_weight_is_refused_before_any_fit():
+    X, y = small_data()
+    with pytest.raises(ValueError, match=r"^sample_weight: unlabelled_weight='loo' scores"):
+        MultinomialNB(**FAST).fit(
+            X, y, unlabelled_label=-1, sample_weight=np.ones(y.size), unlabelled_weight="loo"
+        )

@@ -21,13 +21,18 @@ from sklearn.exceptions import DataConversionWarning, NotFittedError
 
 from bayesgen.estimators.hyperparameters import FittedHyperparameters
 from bayesgen.estimators.prediction import PosteriorPrediction
-from bayesgen.estimators.semi_supervised import SEMI_SUPERVISED_ATTRIBUTES, SemiSupervisedFit
+from bayesgen.estimators.semi_supervised import (
+    EXPECTED_STATISTICS,
+    SEMI_SUPERVISED_ATTRIBUTES,
+    SemiSupervisedFit,
+)
 from bayesgen.estimators.workflow import GenerativeWorkflow
 from bayesgen.families import Family
 from bayesgen.inference import sampling as inference
-from bayesgen.inference import semi_supervised
+from bayesgen.inference import semi_supervised, semi_supervised_dask
 from bayesgen.inference.conjugate import ConjugatePosterior, Lazy
 from bayesgen.inference.progress import show_progress
+from bayesgen.inference.unlabelled_weight import fit_at_chosen_weight
 from bayesgen.input import distributed, statistics
 from bayesgen.input.labels import unlabelled_rows
 from bayesgen.input.params import INFERENCE_RULES, check_param
@@ -106,7 +111,8 @@ class GenerativeClassifier(
         X : array-like, DataFrame or sparse matrix of shape (n_samples, n_features)
             Or a ``dask.array`` (dense or sparse chunks) or ``dask.dataframe``: the statistics
             are then reduced chunk by chunk on Dask and no rows are kept (no
-            ``observed_data``); see :mod:`bayesgen.input.distributed`.
+            ``observed_data``); see :mod:`bayesgen.input.distributed`, and Notes for
+            unlabelled rows in it.
         y : array-like of shape (n_samples,)
             A Dask array or Series with X's row chunks where X is a Dask collection. A
             missing label (None, NaN) marks an unlabelled row, and so does
@@ -129,9 +135,19 @@ class GenerativeClassifier(
             The label that marks an unlabelled row besides None/NaN: ``-1`` for integer
             labels as ``sklearn.semi_supervised`` marks them, or a string such as ``""``. Not
             implied: -1 is an ordinary class where the labels are -1 and 1.
-        unlabelled_weight : float in [0, 1], default 1.0
+        unlabelled_weight : float in [0, 1] or "loo", default 1.0
             λ_u, how much an unlabelled row counts beside a labelled one (Nigam's EM-λ); 0
-            fits the labelled rows alone and only predicts the unlabelled ones.
+            fits the labelled rows alone and only predicts the unlabelled ones. ``"loo"``
+            chooses it from (0, 0.01, 0.03, 0.1, 0.3, 1) by the exact leave-one-out log score
+            of the labelled rows
+            (:func:`~bayesgen.inference.unlabelled_weight.choose_unlabelled_weight`, a fit of
+            a single draw per value), then fits at the λ_u chosen: the fit of
+            ``unlabelled_weight=choice.best``, its ``closed_form_.attrs`` recording
+            ``unlabelled_weight`` (the λ_u chosen), ``unlabelled_weight_rule="loo"``,
+            ``unlabelled_weight_grid`` and ``unlabelled_weight_elpd`` (each value's score).
+            Not with ``sample_weight`` (leaving a weighted row out is not defined) nor Dask
+            input (the rows are not kept). There is no ``"evidence"`` rule: below λ_u = 1 the
+            objective is no model's likelihood, so p(data | λ_u) compares nothing.
 
         Raises
         ------
@@ -166,19 +182,63 @@ class GenerativeClassifier(
         unlabelled row), ``label_distributions_`` p(y | x_i, θ̂) (one-hot for a labelled row),
         and ``em_log_likelihood_`` the EM's trace. ``observed_data`` holds the labelled rows.
         With every row labelled the fit is the supervised one, bit for bit.
+
+        Unlabelled rows in Dask input (:mod:`bayesgen.inference.semi_supervised_dask`): the
+        first pass over the chunks reduces the labelled rows' statistics and counts the
+        unlabelled ones, then EM makes one pass per iteration, each chunk's responsibilities
+        and weighted statistics reduced on the cluster: the same MAP and iterations as in
+        memory, to rounding (attrs ``em_dask_passes``, the iterations + 2). No rows are kept,
+        so there is no Gibbs sampler: the posterior is the conjugate one at EM's completed
+        statistics (``"expected_statistics"``, as for λ_u < 1), and there is no
+        ``transduction_`` or ``label_distributions_`` (``predict(X)`` labels the rows).
+        ``inference="conjugate"`` only; ``NaiveBayes`` (mixed columns) refuses unlabelled
+        rows in Dask input.
         """
         self._validate_params()
         _warn_column_vector(y)
         unlabelled_weight = semi_supervised.check_unlabelled_weight(unlabelled_weight)
         for name in SEMI_SUPERVISED_ATTRIBUTES:  # a refit replaces a semi-supervised one
             self.__dict__.pop(name, None)
-        if not distributed.has_dask_input(X, y, sample_weight):
-            unlabelled = unlabelled_rows(y, unlabelled_label=unlabelled_label)
-            if unlabelled.any():
-                return self._fit_semi_supervised(
-                    X, y, unlabelled, feature_names, sample_weight, unlabelled_weight
+        dask_input = distributed.has_dask_input(X, y, sample_weight)
+        unlabelled = None if dask_input else unlabelled_rows(y, unlabelled_label=unlabelled_label)
+        if unlabelled is not None and unlabelled.any():
+            if unlabelled_weight == "loo":
+                return fit_at_chosen_weight(
+                    self,
+                    X,
+                    y,
+                    unlabelled_label=unlabelled_label,
+                    feature_names=feature_names,
+                    sample_weight=sample_weight,
                 )
-        stats = self._closed_form(X, y, feature_names=feature_names, sample_weight=sample_weight)
+            return self._fit_semi_supervised(
+                X, y, unlabelled, feature_names, sample_weight, unlabelled_weight
+            )
+        if dask_input and type(self)._statistics is GenerativeClassifier._statistics:
+            # The first pass over the chunks finds the unlabelled rows; EM then makes one more
+            # pass per iteration.
+            stats, em = semi_supervised_dask.fit_closed_form(
+                self._family,
+                X,
+                y,
+                estimates_of=self._estimates,
+                data_options=self._data_options(),
+                inference=self.inference,
+                feature_names=feature_names,
+                sample_weight=sample_weight,
+                unlabelled_label=unlabelled_label,
+                unlabelled_weight=unlabelled_weight,
+            )
+            if em is not None:  # no rows kept, so no Gibbs sampler: the expected statistics'
+                stats.attrs["semi_supervised_posterior"] = EXPECTED_STATISTICS
+                self.em_log_likelihood_ = em.log_likelihood
+                return self._set_conjugate(stats, None)
+        else:
+            if dask_input:  # NaiveBayes makes its own statistics (its column plan)
+                semi_supervised_dask.refuse_unlabelled(self, unlabelled_label, unlabelled_weight)
+            stats = self._closed_form(
+                X, y, feature_names=feature_names, sample_weight=sample_weight
+            )
         self._check_nuts_weights(sample_weight)
         if self.inference == "conjugate":  # the exact posterior, no draws until asked
             observed = None

@@ -65,14 +65,20 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
-import pandas as pd
-import scipy.sparse as sp
 import xarray as xr
 from scipy.special import logsumexp
 
 from bayesgen.families import Family
 from bayesgen.inference.sampling import conjugate_map
 from bayesgen.input.labels import check_labels
+from bayesgen.input.rows import (
+    LabelSplit,
+    concatenate_rows,
+    flat_labels,
+    split_rows,
+    stack_rows,
+    take_rows,
+)
 
 #: The largest change of any responsibility at which the EM stops.
 TOL = 1e-8
@@ -207,7 +213,7 @@ def em_map(
             True,
         )
     if initial is None:
-        initial = _predictive_start(model, labelled_estimates, unlabelled_rows)
+        initial = predictive_start(model, labelled_estimates, unlabelled_rows)
     responsibilities = _check_initial(initial, n_unlabelled, n_classes)
     trace = []
     converged = False
@@ -216,7 +222,7 @@ def em_map(
         statistics = model.merge_statistics(labelled_statistics, unlabelled_statistics(weights))
         estimates = estimates_of(statistics)
         joint = class_log_joint(model, estimates, unlabelled_rows)
-        marginal = _row_marginal(joint)
+        marginal = row_marginal(joint)
         labelled = own_class_log_likelihood(model, estimates, labelled_rows, labelled_codes)
         trace.append(
             float(np.sum(_ones_or(labelled_weight, len(labelled_codes)) * labelled))
@@ -334,12 +340,18 @@ def stationarity_gap(
     statistics = model.merge_statistics(
         labelled_statistics, unlabelled_statistics(weights * result.responsibilities)
     )
-    before = conjugate_map(result.estimates, model_family=model)
-    after = conjugate_map(estimates_of(statistics), model_family=model)
+    return mode_change(model, result.estimates, estimates_of(statistics))
+
+
+def mode_change(model: Family, before: xr.Dataset, after: xr.Dataset) -> float:
+    """The largest change of any parameter of the posterior mode from the closed form
+    ``before`` to ``after``: :func:`stationarity_gap` once ``after`` is one more M-step."""
+    first = conjugate_map(before, model_family=model)
+    second = conjugate_map(after, model_family=model)
     return max(
         (
-            float(np.max(np.abs(after[name].values - before[name].values), initial=0.0))
-            for name in before.data_vars
+            float(np.max(np.abs(second[name].values - first[name].values), initial=0.0))
+            for name in first.data_vars
         ),
         default=0.0,
     )
@@ -357,28 +369,22 @@ def label_distributions(
     return distributions
 
 
-def class_log_joint(model: Family, estimates: xr.Dataset, rows) -> np.ndarray:
+def class_log_joint(model: Family, estimates: xr.Dataset, rows, *, point=None) -> np.ndarray:
     """log p(x_i, y = k | θ̂) at the posterior mode θ̂ of ``estimates``, fully normalised, for
     every row and class: shape (n_rows, n_classes).
 
     Each class's column is the family's ``row_log_likelihood`` with every row given that
     class, the mode as its one draw: unlike ``draw_log_joint``, which may drop a term that is
     the same for every class (GDA's quadratic form), it is the whole density, so that its
-    log-sum-exp is log p(x_i | θ̂).
+    log-sum-exp is log p(x_i | θ̂). ``point``: the mode (:func:`mode_point`), where the caller
+    has it already (a Dask chunk's task gets it with the estimates).
 
     Raises
     ------
     ValueError
         Where the posterior has no interior mode (NaN in it).
     """
-    point = conjugate_map(estimates, model_family=model)
-    if any(np.isnan(point[name].values).any() for name in point.data_vars):
-        raise ValueError(
-            "alpha: the posterior has no interior mode (a Dirichlet or Beta with n + α < 1 "
-            "for some outcome: its density is unbounded at 0), so the semi-supervised fit has "
-            "no MAP to find by EM. Use a smoothing alpha >= 1 (and class_alpha >= 1)."
-        )
-    draw = point.expand_dims(draw=1)
+    draw = (mode_point(model, estimates) if point is None else point).expand_dims(draw=1)
     n_rows = rows.shape[0]
     columns = [
         model.row_log_likelihood(estimates, rows, np.full(n_rows, k), draw)[0]
@@ -387,159 +393,72 @@ def class_log_joint(model: Family, estimates: xr.Dataset, rows) -> np.ndarray:
     return np.stack(columns, axis=1) if columns else np.empty((n_rows, 0))
 
 
-def own_class_log_likelihood(model: Family, estimates: xr.Dataset, rows, codes) -> np.ndarray:
-    """log p(x_i, y_i | θ̂) of labelled rows at the posterior mode θ̂ of ``estimates``."""
-    draw = conjugate_map(estimates, model_family=model).expand_dims(draw=1)
-    return model.row_log_likelihood(estimates, rows, np.asarray(codes), draw)[0]
-
-
-def check_unlabelled_weight(value) -> float:
-    """λ_u as a float in [0, 1], or an error naming ``unlabelled_weight``."""
-    if isinstance(value, bool | np.bool_) or not isinstance(value, numbers.Real):
-        raise TypeError(
-            f"unlabelled_weight: expected a number in [0, 1]; got {type(value).__name__} {value!r}."
-        )
-    if not 0.0 <= float(value) <= 1.0:
-        raise ValueError(
-            "unlabelled_weight: expected a number in [0, 1] (how much an unlabelled row counts "
-            f"beside a labelled one); got {value!r}."
-        )
-    return float(value)
-
-
-# -- the rows of user data --------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class LabelSplit:
-    """The training data split into its labelled and unlabelled rows (in their own types).
-
-    Attributes
-    ----------
-    unlabelled : numpy.ndarray of bool, shape (n_samples,)
-        True for an unlabelled row.
-    X_labelled, y_labelled, weight_labelled
-        The labelled rows, their labels and ``sample_weight`` (None where none was given).
-    X_unlabelled, weight_unlabelled
-        The unlabelled rows and their ``sample_weight``.
-    """
-
-    unlabelled: np.ndarray
-    X_labelled: object
-    y_labelled: object
-    weight_labelled: np.ndarray | None
-    X_unlabelled: object
-    weight_unlabelled: np.ndarray | None
-
-
-def split_rows(X, y, unlabelled: np.ndarray, sample_weight=None) -> LabelSplit:
-    """Split X, y and ``sample_weight`` by the mask ``unlabelled``
-    (:func:`bayesgen.input.labels.unlabelled_rows`).
+def mode_point(model: Family, estimates: xr.Dataset) -> xr.Dataset:
+    """The posterior mode θ̂ of ``estimates`` (``conjugate_map``), refused where it is not
+    interior.
 
     Raises
     ------
     ValueError
-        Naming ``y``: X and y of different lengths, every row unlabelled, or the labelled
-        rows holding fewer than two classes (every class needs a labelled row: the classes
-        are those of the labelled rows).
+        Naming ``alpha``, where some Dirichlet or Beta has n + α < 1 (NaN in the mode).
     """
-    n_rows = _n_rows(X)
-    if n_rows is not None and n_rows != unlabelled.size:
+    point = conjugate_map(estimates, model_family=model)
+    if any(np.isnan(point[name].values).any() for name in point.data_vars):
         raise ValueError(
-            f"X and y must have the same number of samples; got X with {n_rows} rows and y "
-            f"with {unlabelled.size} labels."
+            "alpha: the posterior has no interior mode (a Dirichlet or Beta with n + α < 1 "
+            "for some outcome: its density is unbounded at 0), so the semi-supervised fit has "
+            "no MAP to find by EM. Use a smoothing alpha >= 1 (and class_alpha >= 1)."
         )
-    if unlabelled.all():
+    return point
+
+
+def own_class_log_likelihood(
+    model: Family, estimates: xr.Dataset, rows, codes, *, point=None
+) -> np.ndarray:
+    """log p(x_i, y_i | θ̂) of labelled rows at the posterior mode θ̂ of ``estimates`` (or at
+    ``point``, that mode computed already)."""
+    if point is None:
+        point = conjugate_map(estimates, model_family=model)
+    draw = point.expand_dims(draw=1)
+    return model.row_log_likelihood(estimates, rows, np.asarray(codes), draw)[0]
+
+
+#: The rules that choose λ_u in ``fit(..., unlabelled_weight=...)`` instead of a number.
+UNLABELLED_WEIGHT_RULES = ("loo",)
+
+
+def check_unlabelled_weight(value) -> float | str:
+    """λ_u as a float in [0, 1], or ``"loo"`` (chosen by exact leave-one-out of the labelled
+    rows: :func:`bayesgen.inference.unlabelled_weight.fit_at_chosen_weight`), or an error
+    naming ``unlabelled_weight``.
+
+    Examples
+    --------
+    >>> check_unlabelled_weight(0.5), check_unlabelled_weight("loo")
+    (0.5, 'loo')
+    >>> check_unlabelled_weight("evidence")
+    Traceback (most recent call last):
+    ...
+    ValueError: unlabelled_weight: expected a number in [0, 1] or 'loo' ...; got 'evidence'.
+    """
+    expected = "a number in [0, 1] or 'loo'"
+    if isinstance(value, str):
+        if value in UNLABELLED_WEIGHT_RULES:
+            return value
         raise ValueError(
-            f"y: all {unlabelled.size} rows are unlabelled (None/NaN or unlabelled_label); a "
-            "semi-supervised fit needs labelled rows of at least two classes, which name the "
-            "classes."
+            f"unlabelled_weight: expected {expected} (λ_u chosen by exact leave-one-out of the "
+            f"labelled rows); got {value!r}."
         )
-    labelled_index, unlabelled_index = np.flatnonzero(~unlabelled), np.flatnonzero(unlabelled)
-    y_labelled = take_rows(_flat_labels(y), labelled_index)
-    distinct = pd.unique(np.asarray(y_labelled, dtype=object))
-    if distinct.size < 2:
+    if isinstance(value, bool | np.bool_) or not isinstance(value, numbers.Real):
+        raise TypeError(
+            f"unlabelled_weight: expected {expected}; got {type(value).__name__} {value!r}."
+        )
+    if not 0.0 <= float(value) <= 1.0:
         raise ValueError(
-            f"y: the labelled rows hold only one class, {distinct[0]!r} "
-            f"({unlabelled.sum()} rows are unlabelled); a semi-supervised fit needs labelled "
-            "rows of at least two classes. A class with no labelled row cannot be learnt: its "
-            "rows would be a cluster without a name."
+            f"unlabelled_weight: expected {expected} (how much an unlabelled row counts "
+            f"beside a labelled one); got {value!r}."
         )
-    weights = None if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
-    if weights is not None and weights.ndim == 0:  # one number weighs every row alike
-        weights = np.full(unlabelled.size, float(weights))
-    if weights is not None and weights.shape != unlabelled.shape:
-        raise ValueError(
-            f"sample_weight: expected shape ({unlabelled.size},), one weight per row of X; got "
-            f"shape {weights.shape}."
-        )
-    return LabelSplit(
-        unlabelled,
-        take_rows(X, labelled_index),
-        y_labelled,
-        None if weights is None else weights[labelled_index],
-        take_rows(X, unlabelled_index),
-        None if weights is None else weights[unlabelled_index],
-    )
-
-
-def take_rows(data, index: np.ndarray):
-    """The rows ``index`` of user data in its own type: a DataFrame or Series (by position), a
-    sparse matrix (as CSR), an array, or a list (as an array)."""
-    if isinstance(data, pd.DataFrame | pd.Series):
-        return data.iloc[index]
-    if sp.issparse(data):
-        return sp.csr_array(data)[index] if isinstance(data, sp.sparray) else data.tocsr()[index]
-    if isinstance(data, np.ndarray):
-        return data[index]
-    return np.asarray(data, dtype=object if _holds_text(data) else None)[index]
-
-
-def stack_rows(data, times: int):
-    """The rows of ``data`` repeated ``times`` times, one whole copy after the other."""
-    if isinstance(data, pd.DataFrame | pd.Series):
-        return pd.concat([data] * times, ignore_index=True)
-    if sp.issparse(data):
-        return sp.csr_array(sp.vstack([data] * times, format="csr"))
-    array = np.asarray(data)
-    return np.concatenate([array] * times, axis=0)
-
-
-def concatenate_rows(first, second):
-    """The rows of ``first`` followed by those of ``second``, both of one type (as
-    :func:`take_rows` returns them)."""
-    if isinstance(first, pd.DataFrame | pd.Series):
-        return pd.concat([first, second], ignore_index=True)
-    if sp.issparse(first):
-        return sp.csr_array(sp.vstack([first, second], format="csr"))
-    return np.concatenate([np.asarray(first), np.asarray(second)], axis=0)
-
-
-def _flat_labels(y):
-    """y of shape (n, 1) as (n,) (the caller has warned about the column vector)."""
-    if isinstance(y, pd.DataFrame) and y.shape[1] == 1:
-        return y.iloc[:, 0]
-    if isinstance(y, np.ndarray) and y.ndim == 2 and y.shape[1] == 1:
-        return y.ravel()
-    if isinstance(y, list | tuple):
-        values = np.empty(len(y), dtype=object)
-        values[:] = [v[0] if isinstance(v, list | tuple) and len(v) == 1 else v for v in y]
-        return values
-    return y
-
-
-def _holds_text(data) -> bool:
-    try:
-        return np.asarray(data).dtype.kind in "OUS"
-    except ValueError:
-        return True
-
-
-def _n_rows(X) -> int | None:
-    try:
-        return X.shape[0] if hasattr(X, "shape") else len(X)
-    except TypeError:
-        return None
+    return float(value)
 
 
 # -- small helpers ------------------------------------------------------------------------------
@@ -549,7 +468,7 @@ def _ones_or(weights: np.ndarray | None, n_rows: int) -> np.ndarray:
     return np.ones(n_rows) if weights is None else np.asarray(weights, dtype=np.float64)
 
 
-def _row_marginal(joint: np.ndarray) -> np.ndarray:
+def row_marginal(joint: np.ndarray) -> np.ndarray:
     """log Σ_k p(x_i, y = k | θ̂), refusing a row that no class can have produced."""
     marginal = logsumexp(joint, axis=1)
     impossible = np.flatnonzero(~np.isfinite(marginal))
@@ -562,7 +481,7 @@ def _row_marginal(joint: np.ndarray) -> np.ndarray:
     return marginal
 
 
-def _predictive_start(model: Family, labelled_estimates: xr.Dataset, rows) -> np.ndarray:
+def predictive_start(model: Family, labelled_estimates: xr.Dataset, rows) -> np.ndarray:
     """p(y | x_i, L) of the labelled rows' exact posterior predictive; 1/K for a row it gives
     no probability (a category that no labelled row shows, beyond the labelled fit's
     categories)."""
@@ -576,7 +495,7 @@ def _predictive_start(model: Family, labelled_estimates: xr.Dataset, rows) -> np
 
 def _normalised(log_joint: np.ndarray) -> np.ndarray:
     """p(y = k | x_i) from log p(x_i, y = k)."""
-    return np.exp(log_joint - _row_marginal(log_joint)[:, None])
+    return np.exp(log_joint - row_marginal(log_joint)[:, None])
 
 
 def _check_initial(initial, n_rows: int, n_classes: int) -> np.ndarray:
@@ -592,6 +511,7 @@ def _check_initial(initial, n_rows: int, n_classes: int) -> np.ndarray:
 
 
 __all__ = [
+    "UNLABELLED_WEIGHT_RULES",
     "EMResult",
     "LabelSplit",
     "check_unlabelled_weight",
@@ -599,8 +519,13 @@ __all__ = [
     "concatenate_rows",
     "em_map",
     "fit_labelled_and_unlabelled",
+    "flat_labels",
     "label_distributions",
+    "mode_change",
+    "mode_point",
     "own_class_log_likelihood",
+    "predictive_start",
+    "row_marginal",
     "split_rows",
     "stack_rows",
     "stationarity_gap",

@@ -285,10 +285,66 @@ def choose_unlabelled_weight(
     return UnlabelledWeightChoice(values, elpd, np.asarray(accuracy), pointwise, best, chosen)
 
 
+def fit_at_chosen_weight(
+    estimator,
+    X,
+    y,
+    *,
+    grid=DEFAULT_GRID,
+    unlabelled_label=None,
+    feature_names=None,
+    sample_weight=None,
+):
+    """``estimator.fit(X, y, unlabelled_weight="loo")``: λ_u chosen from ``grid`` by
+    :func:`choose_unlabelled_weight` (on clones, a single draw each), then ``estimator``
+    itself fitted at the chosen λ_u with its own settings; returns it.
+
+    The fit is that of ``fit(X, y, unlabelled_weight=choice.best)``, and its
+    ``closed_form_.attrs`` record the choice: ``unlabelled_weight`` (the λ_u chosen),
+    ``unlabelled_weight_rule`` (``"loo"``), ``unlabelled_weight_grid`` and
+    ``unlabelled_weight_elpd`` (the λ_u tried and the labelled rows' leave-one-out score of
+    each).
+
+    Raises
+    ------
+    ValueError
+        For ``sample_weight`` (a row of weight w counts w times: leaving it out is not
+        defined), before any fit; and whatever :func:`choose_unlabelled_weight` refuses.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayesgen import MultinomialNB
+    >>> X = np.array([[5, 0], [4, 1], [0, 5], [1, 4], [4, 0], [3, 1], [0, 4], [1, 3]])
+    >>> y = np.array([0, 0, 1, 1, -1, -1, -1, -1])
+    >>> est = MultinomialNB(alpha=2.0, inference="conjugate", compute_map=False, draws=20,
+    ...                     tune=5, chains=1, random_seed=0)
+    >>> attrs = est.fit(X, y, unlabelled_label=-1, unlabelled_weight="loo").closed_form_.attrs
+    >>> attrs["unlabelled_weight_rule"], attrs["unlabelled_weight"] in DEFAULT_GRID
+    ('loo', True)
+    """
+    if sample_weight is not None:
+        raise ValueError(
+            "sample_weight: unlabelled_weight='loo' scores each labelled row left out, which "
+            "is not defined for weighted rows (a row of weight w counts w times); give "
+            "unlabelled_weight a number, or fit without sample_weight."
+        )
+    fit_options = {"unlabelled_label": unlabelled_label, "feature_names": feature_names}
+    choice = choose_unlabelled_weight(estimator, X, y, grid=grid, refit=False, **fit_options)
+    estimator.fit(X, y, unlabelled_weight=choice.best, **fit_options)
+    estimator.closed_form_.attrs |= {
+        "unlabelled_weight_rule": "loo",
+        "unlabelled_weight_grid": choice.grid,
+        "unlabelled_weight_elpd": choice.elpd,
+    }
+    return estimator
+
+
 __all__ = [
     "DEFAULT_GRID",
     "UnlabelledWeightChoice",
     "choose_unlabelled_weight",
+    "fit_at_chosen_weight",
     "fitted_loo_log_proba",
     "labelled_loo_log_proba",
 ]

@@ -28,9 +28,11 @@ collection without having imported Dask.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import numbers
 import sys
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -143,37 +145,16 @@ def sufficient_statistics(
 
     if classes is not None:
         classes = check_classes(classes)
-    x_blocks, bounds = _row_blocks(X)
-    y_blocks = _split_like("y", y, bounds, len(x_blocks))
-    if sample_weight is None or _is_number(sample_weight):
-        weight_blocks = [sample_weight] * len(x_blocks)
-    else:
-        weight_blocks = _split_like("sample_weight", sample_weight, bounds, len(x_blocks))
+    chunks = row_chunks(X, y, sample_weight)
+    n_chunks = len(chunks.X)
     chunk = dask.delayed(_chunk_statistics)
-    parts = zip(x_blocks, y_blocks, weight_blocks, strict=True)
     level = [
-        chunk(family, index, len(x_blocks), bounds[index], row, labels, weights, classes,
+        chunk(family, index, n_chunks, chunks.bounds[index], blocks, labels, weights, classes,
               feature_names, options)
-        for index, (row, labels, weights) in enumerate(parts)
+        for index, (blocks, labels, weights) in enumerate(chunks)
     ]  # fmt: skip
-    merge = dask.delayed(_merge_all)
-    while len(level) > 1:
-        level = [
-            merge(family, level[start : start + SPLIT_EVERY])
-            for start in range(0, len(level), SPLIT_EVERY)
-        ]
-    (statistics,) = dask.compute(level[0])
-    if statistics is None:
-        if sample_weight is not None:
-            raise ValueError(
-                "sample_weight: all weights are zero, so no row is left to fit; give at least "
-                "one row a weight > 0."
-            )
-        raise ValueError("X: expected at least one row; every chunk of the dask input is empty.")
-    if classes is None:
-        statistics = _drop_empty_classes(statistics, weighted=sample_weight is not None)
-    statistics.attrs["dask_chunks"] = len(x_blocks)
-    return statistics
+    (statistics,) = dask.compute(tree_reduce(level, functools.partial(_merge_all, family)))
+    return finish_statistics(statistics, n_chunks, sample_weight=sample_weight, classes=classes)
 
 
 def fit(family, X, y, **options) -> xr.Dataset:
@@ -214,23 +195,39 @@ def _chunk_statistics(
     family, index, n_chunks, bounds, blocks, y, sample_weight, classes, feature_names, options
 ):
     """One row chunk's statistics, or None for a chunk without rows of positive weight."""
-    X = _join_columns(blocks)
-    try:
-        if X.shape[0] == 0 and np.size(y) == 0:
-            return None
-        if _all_zero(sample_weight, X.shape[0]):
-            return None  # a chunk may hold only zero weights; the whole input may not
-        if classes is None:
-            # The chunk's own classes (one is enough); the merge aligns them.
-            _, classes = check_labels(y, min_classes=1)
-        return family.sufficient_statistics(
-            X,
-            y,
-            feature_names=feature_names,
-            sample_weight=sample_weight,
-            classes=classes,
-            **options,
+    with naming_chunk(index, n_chunks, bounds):
+        return chunk_statistics(
+            family, join_columns(blocks), y, sample_weight, classes, feature_names, options
         )
+
+
+def chunk_statistics(family, X, y, sample_weight, classes, feature_names, options):
+    """The statistics of one in-memory chunk by the family's ``sufficient_statistics`` (its
+    own classes where ``classes`` is None), or None where it holds no row of positive weight."""
+    if X.shape[0] == 0 and np.size(y) == 0:
+        return None
+    if _all_zero(sample_weight, X.shape[0]):
+        return None  # a chunk may hold only zero weights; the whole input may not
+    if classes is None:
+        # The chunk's own classes (one is enough); the merge aligns them.
+        _, classes = check_labels(y, min_classes=1)
+    return family.sufficient_statistics(
+        X,
+        y,
+        feature_names=feature_names,
+        sample_weight=sample_weight,
+        classes=classes,
+        **options,
+    )
+
+
+@contextlib.contextmanager
+def naming_chunk(index: int, n_chunks: int, bounds: tuple[int, int] | None):
+    """Re-raise a TypeError or ValueError of a chunk's task with the chunk named: ``[dask
+    chunk i of n, rows a to b]`` after the message (and, where the message counts positions,
+    that they count from the chunk's first row)."""
+    try:
+        yield
     except (TypeError, ValueError) as error:
         rows = "" if bounds is None else f", rows {bounds[0]} to {bounds[1] - 1}"
         message = str(error)
@@ -242,10 +239,12 @@ def _chunk_statistics(
 def _merge_all(family, parts: list) -> xr.Dataset | None:
     """Merge the statistics of several chunks (None: a chunk without rows)."""
     parts = [part for part in parts if part is not None]
-    return functools.reduce(functools.partial(_merge, family), parts) if parts else None
+    return functools.reduce(functools.partial(merge_aligned, family), parts) if parts else None
 
 
-def _merge(family, first: xr.Dataset, second: xr.Dataset) -> xr.Dataset:
+def merge_aligned(family, first: xr.Dataset, second: xr.Dataset) -> xr.Dataset:
+    """The family's ``merge_statistics`` of two chunks' statistics, aligned first on the union
+    of their classes (a class without rows has count 0, mean 0, scatter 0)."""
     classes_first, classes_second = first["class"].values, second["class"].values
     if not np.array_equal(classes_first, classes_second):
         kinds = label_kind(classes_first), label_kind(classes_second)
@@ -260,7 +259,82 @@ def _merge(family, first: xr.Dataset, second: xr.Dataset) -> xr.Dataset:
     return family.merge_statistics(first, second)
 
 
+def tree_reduce(parts: list, merge):
+    """One Delayed: ``merge`` (a list of parts → one part) applied in a tree, ``SPLIT_EVERY``
+    parts per task, over the Delayed ``parts`` (at least one)."""
+    import dask
+
+    merge = dask.delayed(merge)
+    level = list(parts)
+    while len(level) > 1:
+        level = [
+            merge(level[start : start + SPLIT_EVERY]) for start in range(0, len(level), SPLIT_EVERY)
+        ]
+    return level[0]
+
+
+def finish_statistics(statistics, n_chunks: int, *, sample_weight, classes=None) -> xr.Dataset:
+    """The reduced statistics as :func:`sufficient_statistics` returns them: refused where no
+    row was left, the empty classes dropped (unless ``classes`` named them)."""
+    if statistics is None:
+        if sample_weight is not None:
+            raise ValueError(
+                "sample_weight: all weights are zero, so no row is left to fit; give at least "
+                "one row a weight > 0."
+            )
+        raise ValueError("X: expected at least one row; every chunk of the dask input is empty.")
+    if classes is None:
+        statistics = _drop_empty_classes(statistics, weighted=sample_weight is not None)
+    statistics.attrs["dask_chunks"] = n_chunks
+    return statistics
+
+
 # -- splitting the input into row chunks (on the client) --------------------------------------
+
+
+@dataclass(frozen=True)
+class RowChunks:
+    """Dask X, y and ``sample_weight`` cut into X's row chunks, as Delayed pieces.
+
+    Iterating gives ``(X blocks, y, sample_weight)`` per chunk: X as the list of its column
+    blocks (:func:`join_columns` makes one chunk of them), y and ``sample_weight`` as Delayed,
+    arrays or (``sample_weight``) a number or None. Building a graph from the same pieces again
+    reads the chunks again: nothing is kept between computes.
+
+    Attributes
+    ----------
+    X, y, sample_weight : list
+        One entry per row chunk.
+    bounds : list
+        ``(start, stop)`` of each chunk's rows, or None where the sizes are unknown (a Dask
+        DataFrame).
+    """
+
+    X: list
+    y: list
+    sample_weight: list
+    bounds: list
+
+    def __iter__(self):
+        return iter(zip(self.X, self.y, self.sample_weight, strict=True))
+
+
+def row_chunks(X, y, sample_weight=None) -> RowChunks:
+    """Cut Dask X (and y, ``sample_weight``) into X's row chunks.
+
+    Raises
+    ------
+    TypeError, ValueError
+        For X that is not a 2-D Dask array or DataFrame, and y or ``sample_weight`` not split
+        like X (as :func:`sufficient_statistics`).
+    """
+    x_blocks, bounds = _row_blocks(X)
+    y_blocks = _split_like("y", y, bounds, len(x_blocks))
+    if sample_weight is None or _is_number(sample_weight):
+        weight_blocks = [sample_weight] * len(x_blocks)
+    else:
+        weight_blocks = _split_like("sample_weight", sample_weight, bounds, len(x_blocks))
+    return RowChunks(x_blocks, y_blocks, weight_blocks, bounds)
 
 
 def _row_blocks(X) -> tuple[list, list]:
@@ -355,7 +429,7 @@ def _split_in_memory(name: str, values, bounds: list) -> list:
 # -- small helpers ----------------------------------------------------------------------------
 
 
-def _join_columns(blocks: list):
+def join_columns(blocks: list):
     """One row chunk from its column blocks: dense, scipy.sparse, a DataFrame partition, or a
     block with ``tocsr()`` (``sparse.COO``), which becomes CSR."""
     blocks = [_as_scipy(block) for block in blocks]
