@@ -63,6 +63,19 @@ def test_gaussian_and_poisson_tables(real_data):
     assert table["feature"].iloc[0] == "x0" and table["p_relevant"].iloc[0] > 0.999
 
 
+def test_gaussian_and_poisson_estimators_have_the_method(real_data):
+    _, y = real_data
+    counts = np.random.default_rng(2).poisson(np.where(y[:, None] == 2, [6, 1], [1, 1]))
+    for estimator, data in (
+        (bayesgen.GaussianNB(), real_data),
+        (bayesgen.PoissonNB(), (counts, y)),
+    ):
+        est = fitted(estimator, data)
+        method = est.feature_relevance()[["feature", "log_bayes_factor"]]
+        function = relevance.feature_relevance(est)[["feature", "log_bayes_factor"]]
+        pd.testing.assert_frame_equal(method, function)
+
+
 def test_categorical_table_has_a_row_per_real_category():
     X = np.array([[0, 1], [0, 0], [1, 1], [2, 0], [2, 1], [2, 0]] * 4)
     y = np.array([0, 0, 0, 1, 1, 1] * 4)

@@ -14,6 +14,7 @@ import numpy as np
 import xarray as xr
 
 from bayesgen.estimators.classifier import GenerativeClassifier
+from bayesgen.estimators.feature_relevance import FeatureRelevanceMixin
 from bayesgen.families.gaussian_nb import EVIDENCE, FAMILY
 from bayesgen.inference.smoothing import EvidenceBoundaryWarning
 from bayesgen.input.params import INFERENCE_PARAMS_DOC, FitMismatch, FitRecord, InstanceOf
@@ -65,7 +66,7 @@ class PriorOrEvidence(InstanceOf):
         return super().decode(name, stored, record)
 
 
-class GaussianNB(GenerativeClassifier):
+class GaussianNB(FeatureRelevanceMixin, GenerativeClassifier):
     __doc__ = (
         """Bayesian Gaussian naive Bayes: x_j | y = k ~ N(μ_kj, σ²_kj), one normal per class and
     feature.

@@ -15,6 +15,7 @@ import numpy as np
 import xarray as xr
 
 from bayesgen.estimators.classifier import GenerativeClassifier
+from bayesgen.estimators.feature_relevance import FeatureRelevanceMixin
 from bayesgen.families.poisson_nb import EVIDENCE, FAMILY
 from bayesgen.inference.smoothing import EvidenceBoundaryWarning
 from bayesgen.input.alpha import GammaPrior
@@ -64,7 +65,7 @@ class RatePrior(GammaPrior):
         return super().decode(name, stored, record)
 
 
-class PoissonNB(GenerativeClassifier):
+class PoissonNB(FeatureRelevanceMixin, GenerativeClassifier):
     __doc__ = (
         """Bayesian Poisson naive Bayes for counts: x_j | y = k ~ Poisson(λ_kj).
 
