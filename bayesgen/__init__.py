@@ -17,6 +17,7 @@ _LAZY = {
     "MultinomialNB": "bayesgen.estimators.models",
     "CategoricalNB": "bayesgen.estimators.models",
     "PoissonNB": "bayesgen.estimators.poisson_nb",
+    "DirichletMultinomialNB": "bayesgen.estimators.dcm",
     "GaussianNB": "bayesgen.estimators.gaussian_nb",
     "NaiveBayes": "bayesgen.estimators.mixed",
     "NormalInverseGamma": "bayesgen.maths.normal_inverse_gamma",
