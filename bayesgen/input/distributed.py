@@ -21,6 +21,13 @@ two chunks' statistics are aligned on the union of their classes (a class withou
 count 0, mean 0, scatter 0) before they merge. Without ``classes`` the fit's classes are
 then the sorted labels with positive weight, as in memory; with ``classes`` they are those.
 
+The pieces are public for passes of other kinds over the same chunks (the semi-supervised
+EM of :mod:`bayesgen.inference.semi_supervised_dask`, one pass per iteration):
+:func:`row_chunks` cuts X, y and ``sample_weight`` into X's row chunks, :func:`join_columns`
+makes a chunk of its column blocks, :func:`naming_chunk` names the chunk in a task's error,
+:func:`chunk_statistics` and :func:`merge_aligned` make and merge chunks' statistics, and
+:func:`tree_reduce` merges the tasks' results in a tree.
+
 Dask is imported only when a Dask collection comes (``pip install "bayesgen[dask]"``):
 :func:`is_dask_collection` looks for it in ``sys.modules`` first, since nobody can hold a Dask
 collection without having imported Dask.
