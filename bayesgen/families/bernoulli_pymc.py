@@ -4,6 +4,9 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+import numpy as np
 import pymc as pm
 import pytensor.tensor as pt
 import xarray as xr
@@ -18,7 +21,11 @@ from bayesgen.families.shared_pymc import (
     positive_priors,
     whole_counts,
 )
+from bayesgen.maths.counts import missing_entries
 from bayesgen.maths.dirichlet import per_class
+
+if TYPE_CHECKING:
+    from bayesgen.families.unlabelled_pymc import RowTerms
 
 
 def _binomial_kernel(value, n, p):
@@ -83,3 +90,34 @@ def bernoulli_nb_pymc_model(estimates: xr.Dataset) -> pm.Model:
             dims=dims,
         )
     return model
+
+
+def bernoulli_class_log_likelihood(estimates: xr.Dataset, rows, terms: RowTerms):
+    """log p(x_i | y = k, φ) of every row and class from the model's ``feature_prob``:
+    Σ_j [x_ij log φ_kj + (1 − x_ij) log(1 − φ_kj)] over each row's observed features, shape
+    (n_rows, n_classes), written as Σ_j log(1 − φ_kj) plus the present features' log-odds
+    (a product at the cost of the rows' ones) less the missing entries' log(1 − φ_kj).
+
+    ``terms`` (:class:`~bayesgen.families.unlabelled_pymc.RowTerms`) reads the variables of
+    :func:`bernoulli_nb_pymc_model`'s model (see
+    :func:`bayesgen.families.unlabelled_pymc.add_unlabelled_rows`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayesgen.families import family
+    >>> from bayesgen.families.unlabelled_pymc import RowTerms
+    >>> fit = family("bernoulli_nb").fit(np.array([[1, 0], [0, 1]]), ["a", "b"])
+    >>> terms = RowTerms(family("bernoulli_nb").pymc_model(fit))
+    >>> bernoulli_class_log_likelihood(fit, np.array([[1.0, np.nan]]), terms).ndim  # (row, class)
+    2
+    """
+    prob = terms.variable("feature_prob")
+    log_absent = pt.log1p(-prob)
+    missing = missing_entries(rows)
+    present = rows if missing is None else np.where(missing, 0.0, rows)
+    log_density = terms.rows_times(present, (pt.log(prob) - log_absent).T)
+    log_density = log_density + pt.sum(log_absent, axis=1)[None, :]
+    if missing is not None:
+        log_density = log_density - terms.rows_times(missing, log_absent.T)
+    return log_density

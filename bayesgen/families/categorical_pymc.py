@@ -4,9 +4,12 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 import pymc as pm
 import pytensor.tensor as pt
+import scipy.sparse as sp
 import xarray as xr
 
 from bayesgen.families.shared_pymc import (
@@ -17,6 +20,9 @@ from bayesgen.families.shared_pymc import (
     gamma_poisson_rates,
     positive_priors,
 )
+
+if TYPE_CHECKING:
+    from bayesgen.families.unlabelled_pymc import RowTerms
 
 
 def categorical_nb_pymc_model(estimates: xr.Dataset) -> pm.Model:
@@ -56,3 +62,52 @@ def categorical_nb_pymc_model(estimates: xr.Dataset) -> pm.Model:
         padded = pt.set_subtensor(padded[:, cell_feature, cell_category], cell_prob)
         pm.Deterministic("feature_prob", padded, dims=block_dims("class", "feature", "category"))
     return model
+
+
+def categorical_class_log_likelihood(estimates: xr.Dataset, rows, terms: RowTerms):
+    """log p(x_i | y = k, θ) of every row and class from the model's ``feature_prob``:
+    Σ_n log θ_kn,x_in over each row's observed features, shape (n_rows, n_classes).
+
+    Each observed entry picks one real (feature, category) cell: the rows become an indicator
+    matrix (row, cell) and the sum a sparse product with log θ of the real cells only (a
+    padding cell's θ = 0 has no finite logarithm, and no gradient through it). ``terms``
+    (:class:`~bayesgen.families.unlabelled_pymc.RowTerms`) reads the variables of
+    :func:`categorical_nb_pymc_model`'s model (see
+    :func:`bayesgen.families.unlabelled_pymc.add_unlabelled_rows`).
+
+    Raises
+    ------
+    ValueError
+        Naming X, for a category code that the fit has no cell for.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayesgen.families import family
+    >>> from bayesgen.families.unlabelled_pymc import RowTerms
+    >>> fit = family("categorical_nb").fit(np.array([[2, 0], [0, 1]]), ["a", "b"])
+    >>> terms = RowTerms(family("categorical_nb").pymc_model(fit))
+    >>> categorical_class_log_likelihood(fit, np.array([[1.0, np.nan]]), terms).ndim  # (row, class)
+    2
+    """
+    mask = estimates["category_mask"].values
+    cell_feature, cell_category = np.nonzero(mask)
+    cell_of = np.full(mask.shape, -1, dtype=np.int64)
+    cell_of[cell_feature, cell_category] = np.arange(cell_feature.size)
+    codes = rows.toarray() if sp.issparse(rows) else np.asarray(rows, dtype=np.float64)
+    row, feature = np.nonzero(~np.isnan(codes))
+    category = codes[row, feature].astype(np.int64)
+    known = (category >= 0) & (category < mask.shape[1])
+    cell = np.full(category.shape, -1)
+    cell[known] = cell_of[feature[known], category[known]]
+    if np.any(cell < 0):
+        first = np.flatnonzero(cell < 0)[0]
+        raise ValueError(
+            f"X: row {row[first]} has category code {category[first]} at feature "
+            f"{feature[first]}, which the fit has no cell for."
+        )
+    indicator = sp.csr_matrix(
+        (np.ones(cell.size), (row, cell)), shape=(codes.shape[0], cell_feature.size)
+    )
+    log_cells = pt.log(terms.variable("feature_prob")[:, cell_feature, cell_category])
+    return terms.rows_times(indicator, log_cells.T)

@@ -7,6 +7,8 @@ without PyMC and PyTensor.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 import pymc as pm
 import pytensor.tensor as pt
@@ -18,6 +20,9 @@ from bayesgen.families.shared_pymc import (
     class_prob_prior,
     positive_priors,
 )
+
+if TYPE_CHECKING:
+    from bayesgen.families.unlabelled_pymc import RowTerms
 
 
 def gaussian_nb_pymc_model(estimates: xr.Dataset) -> pm.Model:
@@ -135,3 +140,33 @@ def _gamma_kernel(value, shape, rate):
     """log Gamma(value | shape, rate) without (shape − 1) log value − lnΓ(shape), which do not
     depend on σ² (and are infinite at value = 0)."""
     return shape * pt.log(rate) - rate * value
+
+
+def gaussian_nb_class_log_likelihood(estimates: xr.Dataset, rows, terms: RowTerms):
+    """log p(x_i | y = k, μ, σ²) of every row and class from the model's ``mu`` and ``var``,
+    in full: Σ_j log N(x_ij | μ_kj, σ²_kj) over each row's observed features (a missing entry,
+    NaN, adds nothing), shape (n_rows, n_classes).
+
+    ``terms`` (:class:`~bayesgen.families.unlabelled_pymc.RowTerms`) reads the variables of
+    :func:`gaussian_nb_pymc_model`'s model (see
+    :func:`bayesgen.families.unlabelled_pymc.add_unlabelled_rows`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayesgen.families import family
+    >>> from bayesgen.families.unlabelled_pymc import RowTerms
+    >>> X = np.array([[0.1, 1.0], [0.4, 0.8], [2.0, 3.1], [2.5, 2.9]])
+    >>> fit = family("gaussian_nb").fit(X, ["a", "a", "b", "b"])
+    >>> terms = RowTerms(family("gaussian_nb").pymc_model(fit))
+    >>> gaussian_nb_class_log_likelihood(fit, np.array([[1.0, np.nan]]), terms).ndim  # (row, class)
+    2
+    """
+    rows = np.asarray(rows, dtype=np.float64)
+    observed = ~np.isnan(rows)
+    values = np.where(observed, rows, 0.0)[:, None, :]  # (row, class, feature)
+    mu, var = terms.variable("mu")[None], terms.variable("var")[None]
+    per_feature = -0.5 * (pt.log(2.0 * np.pi * var) + (values - mu) ** 2 / var)
+    if not observed.all():
+        per_feature = per_feature * observed[:, None, :]
+    return pt.sum(per_feature, axis=-1)

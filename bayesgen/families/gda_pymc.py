@@ -20,6 +20,7 @@ densities and a symbolic simulation), so PyMC still simulates them.
 from __future__ import annotations
 
 import itertools
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pymc as pm
@@ -36,6 +37,9 @@ from bayesgen.families.shared_pymc import (
     positive_priors,
     wishart_is_regular,
 )
+
+if TYPE_CHECKING:
+    from bayesgen.families.unlabelled_pymc import RowTerms
 
 _LOG_2PI = float(np.log(2 * np.pi))
 
@@ -388,3 +392,71 @@ def _prior_cov_divisor(estimates: xr.Dataset) -> float:
     """ν₀ − D − 1, the divisor of Ψ₀ giving the prior mean of Σ (1 where that mean is
     undefined), for the LKJ prior's scales."""
     return max(estimates.attrs["prior_dof"] - estimates.sizes["feature"] - 1, 1.0)
+
+
+# --------------------------------------------------------------------------------------------
+# Unlabelled rows (bayesgen.families.unlabelled_pymc): each row's density for every class, from
+# the variables of the conjugate model (GDA's and QDA's).
+
+
+def model_precision_chol(estimates: xr.Dataset, terms: RowTerms, n_classes: int | None = None):
+    """L and ½ log |Λ| of a built model, from its variables ``prior_precision_chol``,
+    ``bartlett_chi2`` and ``bartlett_normal``, as :func:`bartlett_precision_chol` made them
+    (one L per class where ``n_classes`` is given, QDA's). The same graph again: PyTensor
+    merges it with the model's own, so the gradient pays nothing twice."""
+    n_features = estimates.sizes["feature"]
+    scale_chol = terms.variable("prior_precision_chol")
+    chi2 = terms.variable("bartlett_chi2")
+    batch = () if n_classes is None else (n_classes,)
+    factor = _lower_triangular(pt.sqrt(chi2), terms.variable("bartlett_normal"), n_features, batch)
+    half_log_det = pt.sum(pt.log(pt.diagonal(scale_chol))) + 0.5 * pt.sum(pt.log(chi2), axis=-1)
+    return _matmul(scale_chol, factor), half_log_det
+
+
+def rows_log_density(rows, mu, prec_chol, half_log_det):
+    """log N(x_i | μ_k, Λ_k⁻¹) of every row and class, shape (n_rows, n_classes), with μ
+    (class, feature) and L one (feature, feature2) or one per class (class, feature,
+    feature2), ½ log |Λ| a number or one per class."""
+    rows = np.asarray(rows, dtype=np.float64)
+    if np.isnan(rows).any():
+        raise ValueError(
+            "X: the unlabelled rows' densities need every entry (GDA and QDA fit rows with "
+            "missing entries or unlabelled rows, not both)."
+        )
+    difference = rows[:, None, :] - mu[None]  # (row, class, feature)
+    return (
+        -0.5 * rows.shape[1] * _LOG_2PI
+        + half_log_det
+        - 0.5 * _whitened_norms(difference, prec_chol)
+    )
+
+
+def gda_class_log_likelihood(estimates: xr.Dataset, rows, terms: RowTerms):
+    """log N(x_i | μ_k, Σ) of every row and class from the variables of
+    :func:`gda_pymc_model`'s conjugate model, in full, shape (n_rows, n_classes) (see
+    :func:`bayesgen.families.unlabelled_pymc.add_unlabelled_rows`).
+
+    Raises
+    ------
+    ValueError
+        Naming ``cov_prior``, for the LKJ prior's model: a semi-supervised fit finds its MAP
+        by EM under the conjugate prior, so it has only that model's form.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayesgen.families import family
+    >>> from bayesgen.families.unlabelled_pymc import RowTerms
+    >>> X = np.array([[0.1, 1.0], [0.4, 0.8], [0.3, 1.3], [2.0, 3.1], [2.5, 2.9], [2.2, 3.5]])
+    >>> fit = family("gda").fit(X, list("aaabbb"))
+    >>> terms = RowTerms(family("gda").pymc_model(fit))
+    >>> gda_class_log_likelihood(fit, np.array([[1.0, 2.0]]), terms).ndim  # (row, class)
+    2
+    """
+    if not terms.has("bartlett_chi2"):
+        raise ValueError(
+            "cov_prior: unlabelled rows are fitted under the conjugate normal-inverse-Wishart "
+            "prior (their MAP by EM); use cov_prior='conjugate'."
+        )
+    prec_chol, half_log_det = model_precision_chol(estimates, terms)
+    return rows_log_density(rows, terms.variable("mu"), prec_chol, half_log_det)

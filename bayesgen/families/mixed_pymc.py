@@ -18,6 +18,7 @@ from bayesgen.families.shared_pymc import block_scope, class_prob_prior, positiv
 
 if TYPE_CHECKING:
     from bayesgen.families.mixed import MixedFamily
+    from bayesgen.families.unlabelled_pymc import RowTerms
 
 
 def mixed_pymc_model(
@@ -40,3 +41,38 @@ def mixed_pymc_model(
             with block_scope(block.name, class_count=class_count, class_prob=class_prob):
                 block.model.pymc_model(block.estimates, **dict(options.get(block.name, {})))
     return mixed
+
+
+def mixed_class_log_likelihood(
+    model: MixedFamily, estimates: xr.Dataset, rows, terms: RowTerms, block_form
+):
+    """log p(x_i | y = k, θ) of every row and class of the mixed model, in full: the sum over
+    the blocks of each block's form (``block_form``, :func:`bayesgen.families.unlabelled_pymc.
+    class_log_likelihood`) on its own columns of ``rows`` and its own variables
+    (``terms.of_block``), with its ``row_log_constant``; None where a block has no form.
+
+    The blocks are independent given the class, so their densities multiply; the class
+    probabilities, shared, are the caller's to add once.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from bayesgen.families import family
+    >>> from bayesgen.families.unlabelled_pymc import RowTerms, class_log_likelihood
+    >>> table = pd.DataFrame({"mass": [3.1, 3.4, 4.6, 4.9], "island": ["A", "A", "B", "B"]})
+    >>> mixed = family("mixed_nb")
+    >>> fit = mixed.fit(table, ["x", "x", "y", "y"])
+    >>> rows = mixed.training_features(fit, table.head(1))
+    >>> terms = RowTerms(mixed.pymc_model(fit))
+    >>> mixed_class_log_likelihood(mixed, fit, rows, terms, class_log_likelihood).ndim
+    2
+    """
+    total = None
+    for block in model.blocks(estimates):
+        block_rows = block.rows(rows)
+        own = block_form(block.model, block.estimates, block_rows, terms.of_block(block.name))
+        if own is None:
+            return None
+        own = own + block.model.row_log_constant(block_rows)[:, None]
+        total = own if total is None else total + own
+    return total

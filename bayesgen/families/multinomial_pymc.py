@@ -4,7 +4,10 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import pymc as pm
+import pytensor.tensor as pt
 import xarray as xr
 
 from bayesgen.families.shared_pymc import (
@@ -15,6 +18,9 @@ from bayesgen.families.shared_pymc import (
     gamma_poisson_rates,
     positive_priors,
 )
+
+if TYPE_CHECKING:
+    from bayesgen.families.unlabelled_pymc import RowTerms
 
 
 def multinomial_nb_pymc_model(estimates: xr.Dataset) -> pm.Model:
@@ -45,3 +51,25 @@ def multinomial_nb_pymc_model(estimates: xr.Dataset) -> pm.Model:
         )
         pm.Deterministic("feature_prob", rate / rate.sum(axis=-1, keepdims=True), dims=dims)
     return model
+
+
+def multinomial_class_log_likelihood(estimates: xr.Dataset, rows, terms: RowTerms):
+    """log p(x_i | y = k, θ) of every row and class from the model's ``feature_prob``, up to
+    the multinomial coefficient (the block's ``row_log_constant``): Σ_w x_iw log θ_kw, shape
+    (n_rows, n_classes), at the cost of the rows' nonzero counts.
+
+    ``terms`` (:class:`~bayesgen.families.unlabelled_pymc.RowTerms`) reads the variables of
+    :func:`multinomial_nb_pymc_model`'s model; the unlabelled rows' mixture over the classes is
+    built on this (:func:`bayesgen.families.unlabelled_pymc.add_unlabelled_rows`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayesgen.families import family
+    >>> from bayesgen.families.unlabelled_pymc import RowTerms
+    >>> fit = family("multinomial_nb").fit(np.array([[3, 1], [0, 4]]), ["a", "b"])
+    >>> terms = RowTerms(family("multinomial_nb").pymc_model(fit))
+    >>> multinomial_class_log_likelihood(fit, np.array([[2, 2]]), terms).ndim  # (row, class)
+    2
+    """
+    return terms.rows_times(rows, pt.log(terms.variable("feature_prob")).T)

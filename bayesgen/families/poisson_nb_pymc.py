@@ -4,6 +4,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 import pymc as pm
 import pytensor.tensor as pt
@@ -20,6 +22,10 @@ from bayesgen.families.shared_pymc import (
     standardisation_data,
     whole_counts,
 )
+from bayesgen.maths.counts import missing_entries
+
+if TYPE_CHECKING:
+    from bayesgen.families.unlabelled_pymc import RowTerms
 
 
 def _poisson_exposure_kernel(value, exposure, rate):
@@ -101,3 +107,32 @@ def poisson_nb_pymc_model(estimates: xr.Dataset, prior_shape: float, prior_rate:
                 dims=dims,
             )
     return model
+
+
+def poisson_nb_class_log_likelihood(estimates: xr.Dataset, rows, terms: RowTerms):
+    """log p(x_i | y = k, λ) of every row and class from the model's ``feature_rate``, up to
+    −Σ_j log x_ij! (the block's ``row_log_constant``): Σ_j (x_ij log λ_kj − λ_kj) over each
+    row's observed features, shape (n_rows, n_classes); the counts' term is a product at the
+    cost of their nonzero entries, a missing entry's λ_kj is added back.
+
+    ``terms`` (:class:`~bayesgen.families.unlabelled_pymc.RowTerms`) reads the variables of
+    :func:`poisson_nb_pymc_model`'s model (see
+    :func:`bayesgen.families.unlabelled_pymc.add_unlabelled_rows`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayesgen.families import family
+    >>> from bayesgen.families.unlabelled_pymc import RowTerms
+    >>> fit = family("poisson_nb").fit(np.array([[3, 1], [0, 4]]), ["a", "b"])
+    >>> terms = RowTerms(family("poisson_nb").pymc_model(fit))
+    >>> poisson_nb_class_log_likelihood(fit, np.array([[2.0, np.nan]]), terms).ndim  # (row, class)
+    2
+    """
+    rate = terms.variable("feature_rate")
+    missing = missing_entries(rows)
+    counts = rows if missing is None else np.where(missing, 0.0, rows)
+    log_density = terms.rows_times(counts, pt.log(rate).T) - pt.sum(rate, axis=1)[None, :]
+    if missing is not None:
+        log_density = log_density + terms.rows_times(missing, rate.T)
+    return log_density

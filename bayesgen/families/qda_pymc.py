@@ -7,6 +7,8 @@ without PyMC and PyTensor.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 import pymc as pm
 import pytensor.tensor as pt
@@ -15,10 +17,12 @@ import xarray as xr
 from bayesgen.families.gda_pymc import (
     bartlett_precision_chol,
     covariance,
+    model_precision_chol,
     observe_incomplete_rows,
     observed_means_by_precision,
     precision_normal,
     precision_normal_logp,
+    rows_log_density,
     singular_scatter_potential,
     static_data,
     wishart_by_precision,
@@ -30,6 +34,9 @@ from bayesgen.families.shared_pymc import (
     positive_priors,
     wishart_is_regular,
 )
+
+if TYPE_CHECKING:
+    from bayesgen.families.unlabelled_pymc import RowTerms
 
 
 def qda_pymc_model(estimates: xr.Dataset, *, incomplete_rows=None) -> pm.Model:
@@ -95,3 +102,24 @@ def _matrix_roots(matrices: np.ndarray) -> np.ndarray:
     """R_k with R_k R_kᵀ = S_k for a stack of positive semi-definite matrices."""
     eigenvalues, eigenvectors = np.linalg.eigh(matrices)
     return eigenvectors * np.sqrt(np.clip(eigenvalues, 0.0, None))[..., None, :]
+
+
+def qda_class_log_likelihood(estimates: xr.Dataset, rows, terms: RowTerms):
+    """log N(x_i | μ_k, Σ_k) of every row and class from the variables of
+    :func:`qda_pymc_model`'s model (each class's precision factor from its Bartlett
+    variables), in full, shape (n_rows, n_classes) (see
+    :func:`bayesgen.families.unlabelled_pymc.add_unlabelled_rows`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayesgen.families import family
+    >>> from bayesgen.families.unlabelled_pymc import RowTerms
+    >>> X = np.array([[0.1, 1.0], [0.4, 0.8], [0.3, 1.3], [2.0, 3.1], [2.5, 2.9], [2.2, 3.5]])
+    >>> fit = family("qda").fit(X, list("aaabbb"))
+    >>> terms = RowTerms(family("qda").pymc_model(fit))
+    >>> qda_class_log_likelihood(fit, np.array([[1.0, 2.0]]), terms).ndim  # (row, class)
+    2
+    """
+    prec_chol, half_log_det = model_precision_chol(estimates, terms, estimates.sizes["class"])
+    return rows_log_density(rows, terms.variable("mu"), prec_chol, half_log_det)
