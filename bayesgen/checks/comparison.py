@@ -331,7 +331,7 @@ def compare(
     )
     # A semi-supervised Gibbs fit: its unlabelled rows' classes are latent, so no posterior
     # moment has a closed form; its MAP is EM's, the conjugate mode at the completed statistics.
-    latent_labels = stats.attrs.get("semi_supervised_posterior") == "gibbs"
+    latent_labels = stats.attrs.get("semi_supervised_posterior") in ("gibbs", "nuts")
     if latent_labels:
         blocks = [without_moments(block) for block in blocks]
         fitted_blocks = [without_moments(block) for block in fitted_blocks]

@@ -1,19 +1,22 @@
 """The semi-supervised fit every estimator shares: :meth:`GenerativeClassifier.fit
 <bayesgen.estimators.classifier.GenerativeClassifier.fit>` with unlabelled rows runs EM for
 the MAP (:mod:`bayesgen.inference.semi_supervised`), then samples the full posterior, the
-unlabelled rows' labels latent, by Gibbs sampling
-(:mod:`bayesgen.inference.semi_supervised_gibbs`).
+unlabelled rows' labels latent: by Gibbs sampling over them for ``inference="conjugate"``
+(:mod:`bayesgen.inference.semi_supervised_gibbs`), by NUTS with them marginalised for
+``inference="nuts"`` (:mod:`bayesgen.inference.semi_supervised_nuts`).
 
 What the estimator holds (docs/semi-supervised.md):
 
 * ``closed_form_``: the closed form at the EM's completed expected statistics (its mode is the
   MAP, ``map_``), with ``attrs["semi_supervised_posterior"]`` saying what ``idata_`` is;
-* ``idata_``: with λ_u = 1 and whole-number weights (the model itself), the Gibbs draws of
-  the full posterior (``"gibbs"``); where λ_u < 1 or an unlabelled row's weight is fractional
-  (EM-λ's objective, which no latent-label model has), the conjugate posterior at the EM's
-  expected statistics, an approximation (``"expected_statistics"``); with λ_u = 0 that is the
-  exact posterior of the labelled rows;
-* ``transduction_`` and ``label_distributions_`` at the MAP, and for a Gibbs fit
+* ``idata_``: for ``inference="nuts"``, NUTS' draws of the posterior with every unlabelled
+  row's likelihood the mixture over the classes (``"nuts"``; with λ_u < 1 the unlabelled rows
+  tempered by λ_u); for ``inference="conjugate"`` with λ_u = 1 and whole-number weights (the
+  model itself), the Gibbs draws of the full posterior (``"gibbs"``); where λ_u < 1 or an
+  unlabelled row's weight is fractional (EM-λ's objective, which no latent-label model has),
+  the conjugate posterior at the EM's expected statistics, an approximation
+  (``"expected_statistics"``); with λ_u = 0 that is the exact posterior of the labelled rows;
+* ``transduction_`` and ``label_distributions_`` at the MAP, and for a Gibbs or NUTS fit
   ``posterior_label_distributions_``: P(y_i = k | X, y_L), each unlabelled row's posterior
   class probabilities.
 """
@@ -22,7 +25,8 @@ from __future__ import annotations
 
 from sklearn.base import clone
 
-from bayesgen.inference import semi_supervised, semi_supervised_gibbs
+from bayesgen.inference import semi_supervised, semi_supervised_gibbs, semi_supervised_nuts
+from bayesgen.inference.progress import show_progress
 
 #: The fitted attributes of a fit with unlabelled rows (a refit without them drops them).
 SEMI_SUPERVISED_ATTRIBUTES = (
@@ -31,9 +35,9 @@ SEMI_SUPERVISED_ATTRIBUTES = (
     "em_log_likelihood_",
     "posterior_label_distributions_",
 )
-#: ``closed_form_.attrs["semi_supervised_posterior"]``: the full posterior by Gibbs sampling,
-#: or the conjugate posterior at the EM's expected statistics.
-GIBBS, EXPECTED_STATISTICS = "gibbs", "expected_statistics"
+#: ``closed_form_.attrs["semi_supervised_posterior"]``: the full posterior by Gibbs sampling or
+#: by NUTS, or the conjugate posterior at the EM's expected statistics.
+GIBBS, NUTS, EXPECTED_STATISTICS = "gibbs", "nuts", "expected_statistics"
 
 
 class SemiSupervisedFit:
@@ -58,15 +62,11 @@ class SemiSupervisedFit:
     ):
         """:meth:`fit` with unlabelled rows: EM for the MAP
         (:func:`bayesgen.inference.semi_supervised.em_map`), then the full posterior by Gibbs
-        sampling where the model has one (see the module's docstring and :meth:`fit`'s
-        Notes)."""
-        if self.inference != "conjugate":
-            raise ValueError(
-                f"y: {int(unlabelled.sum())} rows are unlabelled (None/NaN or "
-                "unlabelled_label), and inference='nuts' cannot fit them yet (their labels "
-                "would be latent in the PyMC model). Use inference='conjugate': EM for the "
-                "MAP, then the full posterior by Gibbs sampling."
-            )
+        sampling where the model has one, or by NUTS (see the module's docstring and
+        :meth:`fit`'s Notes)."""
+        nuts = self.inference != "conjugate"
+        if nuts:  # refused before any work
+            self._check_semi_supervised_nuts(int(unlabelled.sum()), sample_weight)
         split = semi_supervised.split_rows(X, y, unlabelled, sample_weight)
         result, labelled_codes = semi_supervised.fit_labelled_and_unlabelled(
             self._family,
@@ -76,9 +76,13 @@ class SemiSupervisedFit:
             feature_names=feature_names,
             unlabelled_weight=unlabelled_weight,
         )
-        gibbs = unlabelled_weight == 1 and (
-            semi_supervised_gibbs.row_copies(split.weight_unlabelled, int(unlabelled.sum()))
-            is not None
+        gibbs = (
+            not nuts
+            and unlabelled_weight == 1
+            and (
+                semi_supervised_gibbs.row_copies(split.weight_unlabelled, int(unlabelled.sum()))
+                is not None
+            )
         )
         stats = result.estimates
         stats.attrs |= {
@@ -86,40 +90,63 @@ class SemiSupervisedFit:
             "em_iterations": result.iterations,
             "em_converged": int(result.converged),
             "unlabelled_weight": unlabelled_weight,
-            "semi_supervised_posterior": GIBBS if gibbs else EXPECTED_STATISTICS,
+            "semi_supervised_posterior": NUTS if nuts else GIBBS if gibbs else EXPECTED_STATISTICS,
         }
         observed = self._observed_group(
             stats, split.X_labelled, split.y_labelled, split.weight_labelled
         )
         # The conjugate posterior at the EM's statistics: the fit's posterior where there is no
-        # Gibbs sampler, and what fixes a prior derived from the data before sampling.
+        # sampler, and what fixes a prior derived from the data before sampling.
         self._set_conjugate(stats, observed)
         self.label_distributions_ = semi_supervised.label_distributions(
             unlabelled, labelled_codes, result.responsibilities
         )
         self.transduction_ = self.classes_[self.label_distributions_.argmax(axis=1)]
         self.em_log_likelihood_ = result.log_likelihood
-        if gibbs:
-            self._sample_semi_supervised(split, result, labelled_codes, feature_names)
+        if nuts or gibbs:
+            sample = self._sample_semi_supervised_nuts if nuts else self._sample_semi_supervised
+            probabilities = sample(split, result, labelled_codes, feature_names, unlabelled_weight)
             self.posterior_label_distributions_ = semi_supervised.label_distributions(
-                unlabelled, labelled_codes, self._gibbs_label_probabilities
+                unlabelled, labelled_codes, probabilities
             )
-            del self._gibbs_label_probabilities
         return self
 
-    def _sample_semi_supervised(self, split, result, labelled_codes, feature_names) -> None:
+    def _check_semi_supervised_nuts(self, n_unlabelled: int, sample_weight) -> None:
+        """Refuse what NUTS cannot fit with unlabelled rows, before EM: a model without a
+        mixture form, a prior without a conjugate form (EM finds the MAP under the conjugate
+        prior: GDA's LKJ), fractional weights (the labelled rows' counts are observed, and an
+        unlabelled row of weight w counts as w rows)."""
+        semi_supervised_nuts.check_mixture_form(self._family, n_unlabelled)
+        try:
+            self._check_conjugate()
+        except ValueError:  # its message is about inference='conjugate'; this one is not
+            raise ValueError(
+                f"inference: {n_unlabelled} rows are unlabelled, and the semi-supervised fit "
+                "finds its MAP by EM under the model's conjugate prior, which this estimator's "
+                "prior is not; fit them with the conjugate prior (GDA: cov_prior='conjugate')."
+            ) from None
+        self._check_nuts_weights(sample_weight)
+
+    def _fixed_prior(self):
+        """This estimator with a prior derived from the data fixed at its value in the EM fit
+        (``fitted_hyperparameters``), so that the sampler has one target."""
+        frozen = self.fitted_hyperparameters()
+        return clone(self).set_params(**frozen) if frozen else self
+
+    def _sample_semi_supervised(
+        self, split, result, labelled_codes, feature_names, unlabelled_weight
+    ):
         """Replace the posterior by the Gibbs draws of the full posterior, the prior fixed at
         the EM fit's hyperparameters (:func:`bayesgen.inference.semi_supervised_gibbs.
-        sample_split`); ``closed_form_`` and ``map_`` stay the EM's."""
-        frozen = self.fitted_hyperparameters()
-        fixed = clone(self).set_params(**frozen) if frozen else self
+        sample_split`); ``closed_form_`` and ``map_`` stay the EM's. Returns the unlabelled
+        rows' posterior class probabilities."""
         drawn = semi_supervised_gibbs.sample_split(
             self._family,
             split,
             result,
             labelled_codes,
             statistics_of=self._statistics,
-            estimates_of=fixed._estimates,
+            estimates_of=self._fixed_prior()._estimates,
             feature_names=feature_names,
             draws=self.draws,
             tune=self.tune,
@@ -128,10 +155,45 @@ class SemiSupervisedFit:
             prior_draws=self.prior_draws,
             dtype=self.dtype,
         )
-        stats = self.closed_form_
-        self._add_observed(
-            drawn.idata, stats, split.X_labelled, split.y_labelled, split.weight_labelled
+        self._hold_semi_supervised(drawn.idata, split)
+        return drawn.label_probabilities
+
+    def _sample_semi_supervised_nuts(
+        self, split, result, labelled_codes, feature_names, unlabelled_weight
+    ):
+        """Replace the posterior by NUTS' draws of the full posterior, the unlabelled rows'
+        labels marginalised and the prior fixed at the EM fit's hyperparameters
+        (:func:`bayesgen.inference.semi_supervised_nuts.sample_split`); ``closed_form_`` and
+        ``map_`` stay the EM's. Returns the unlabelled rows' posterior class probabilities."""
+        drawn = semi_supervised_nuts.sample_split(
+            self._family,
+            split,
+            result,
+            labelled_codes,
+            statistics_of=self._statistics,
+            estimates_of=self._fixed_prior()._estimates,
+            build_model=self._build_model,
+            feature_names=feature_names,
+            unlabelled_weight=unlabelled_weight,
+            draws=self.draws,
+            tune=self.tune,
+            chains=self.chains,
+            cores=self.cores,
+            random_seed=self.random_seed,
+            nuts_sampler=self.nuts_sampler,
+            target_accept=self.target_accept,
+            prior_draws=self.prior_draws,
+            dtype=self.dtype,
+            progressbar=show_progress(self.progressbar),
         )
+        self._warn_unconverged(drawn.idata)
+        self._hold_semi_supervised(drawn.idata, split)
+        return drawn.label_probabilities
+
+    def _hold_semi_supervised(self, idata, split) -> None:
+        """Hold the sampler's draws as the fit's posterior, beside the labelled rows
+        (``observed_data``, ``log_likelihood``) and the EM's closed form and MAP."""
+        stats = self.closed_form_
+        self._add_observed(idata, stats, split.X_labelled, split.y_labelled, split.weight_labelled)
         map_point = self.__dict__.get("_map")  # the EM's MAP as _set_conjugate holds it
-        self.set_posterior(stats, drawn.idata, map_point)
-        self._gibbs_label_probabilities = drawn.label_probabilities
+        self.set_posterior(stats, idata, map_point)

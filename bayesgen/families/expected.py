@@ -286,7 +286,7 @@ def map_identity(prior_family: str, alpha: float) -> str:
 
 #: Why a semi-supervised Gibbs fit's moments are not compared (see :func:`without_moments`).
 LATENT_LABELS = (
-    "not compared: the unlabelled rows' classes are latent (Gibbs over them); the posterior "
+    "not compared: the unlabelled rows' classes are latent (drawn or summed out); the posterior "
     "has no closed form"
 )
 
