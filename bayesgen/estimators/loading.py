@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+from bayesgen.estimators.dcm import DirichletMultinomialNB
 from bayesgen.estimators.gaussian_nb import GaussianNB
 from bayesgen.estimators.mixed import NaiveBayes
 from bayesgen.estimators.models import (
@@ -22,6 +23,7 @@ __all__ = ["ESTIMATORS", "load"]
 ESTIMATORS = (
     BernoulliNB,
     CategoricalNB,
+    DirichletMultinomialNB,
     GaussianDiscriminantAnalysis,
     GaussianNB,
     MultinomialNB,

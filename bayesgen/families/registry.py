@@ -14,6 +14,7 @@ import xarray as xr
 
 import bayesgen.families.bernoulli as bernoulli
 import bayesgen.families.categorical as categorical
+import bayesgen.families.dcm as dcm
 import bayesgen.families.gaussian_nb as gaussian_nb
 import bayesgen.families.gda as gda
 import bayesgen.families.mixed as mixed
@@ -32,6 +33,7 @@ FAMILIES: dict[str, Family] = {
         qda.FAMILY,
         gaussian_nb.FAMILY,
         poisson_nb.FAMILY,
+        dcm.FAMILY,
     )
 }
 # The mixed model's blocks are the models above, handed in by name (it stores their names).
