@@ -381,14 +381,6 @@ def test_missing_labels_in_closed_form_functions_are_refused():
         closed_form.multinomial_nb(X, hidden)
 
 
-def test_nuts_with_unlabelled_rows_is_refused_before_compiling():
-    X, y = small_data()
-    hidden = y.astype(float)
-    hidden[6:] = np.nan
-    with pytest.raises(ValueError, match=r"^y: 30 rows are unlabelled .* inference='conjugate'"):
-        MultinomialNB(inference="nuts").fit(X, hidden)
-
-
 @pytest.mark.parametrize(
     ("weight", "error"), [(1.5, ValueError), (-0.1, ValueError), ([0.5], TypeError)]
 )
