@@ -329,8 +329,9 @@ def compare(
             map_method=map_method,
         )
     )
-    # A semi-supervised Gibbs fit: its unlabelled rows' classes are latent, so no posterior
-    # moment has a closed form; its MAP is EM's, the conjugate mode at the completed statistics.
+    # A semi-supervised fit sampled by Gibbs or NUTS: its unlabelled rows' classes are latent,
+    # so no posterior moment has a closed form; its MAP is EM's, the conjugate mode at the
+    # completed statistics.
     latent_labels = stats.attrs.get("semi_supervised_posterior") in ("gibbs", "nuts")
     if latent_labels:
         blocks = [without_moments(block) for block in blocks]
