@@ -154,7 +154,7 @@ class GenerativeClassifier(
         TypeError, ValueError
             For a parameter of the wrong type or value (the message names it), before any
             data is read or any model compiled. For unlabelled rows that cannot be fitted
-            (all of them, one labelled class, NUTS), naming ``y``.
+            (all of them, one labelled class; NUTS on Dask input), naming ``y``.
 
         Warns
         -----
@@ -176,8 +176,9 @@ class GenerativeClassifier(
         ``posterior_label_distributions_`` each row's posterior class probabilities; where
         ``unlabelled_weight`` < 1 or a weight is fractional there is no latent-label model, and
         the posterior is the conjugate one at EM's statistics (``"expected_statistics"``), an
-        approximation. ``inference="nuts"`` is refused with unlabelled rows (the labels
-        marginalised in the PyMC model are not built yet). ``transduction_`` holds every
+        approximation. ``inference="nuts"`` samples the posterior with the unlabelled rows'
+        labels summed out of the likelihood (attrs ``semi_supervised_posterior="nuts"``;
+        :mod:`bayesgen.inference.semi_supervised_nuts`). ``transduction_`` holds every
         training row's label (the given one, or the most probable class at the MAP for an
         unlabelled row), ``label_distributions_`` p(y | x_i, θ̂) (one-hot for a labelled row),
         and ``em_log_likelihood_`` the EM's trace. ``observed_data`` holds the labelled rows.

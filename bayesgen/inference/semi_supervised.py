@@ -373,11 +373,13 @@ def class_log_joint(model: Family, estimates: xr.Dataset, rows, *, point=None) -
     """log p(x_i, y = k | θ̂) at the posterior mode θ̂ of ``estimates``, fully normalised, for
     every row and class: shape (n_rows, n_classes).
 
-    Each class's column is the family's ``row_log_likelihood`` with every row given that
-    class, the mode as its one draw: unlike ``draw_log_joint``, which may drop a term that is
-    the same for every class (GDA's quadratic form), it is the whole density, so that its
-    log-sum-exp is log p(x_i | θ̂). ``point``: the mode (:func:`mode_point`), where the caller
-    has it already (a Dask chunk's task gets it with the estimates).
+    The whole density, so that its log-sum-exp is log p(x_i | θ̂): the family's
+    ``draw_log_joint`` at the mode (one "draw"), which may drop a term that is the same for
+    every class (the multinomial coefficient, GDA's quadratic form: predictions take the
+    classes' differences only), plus that term, read off the full ``row_log_likelihood`` of
+    the first class. Two calls whatever the number of classes. ``point``: the mode
+    (:func:`mode_point`), where the caller has it already (a Dask chunk's task gets it with
+    the estimates).
 
     Raises
     ------
@@ -386,11 +388,11 @@ def class_log_joint(model: Family, estimates: xr.Dataset, rows, *, point=None) -
     """
     draw = (mode_point(model, estimates) if point is None else point).expand_dims(draw=1)
     n_rows = rows.shape[0]
-    columns = [
-        model.row_log_likelihood(estimates, rows, np.full(n_rows, k), draw)[0]
-        for k in range(estimates.sizes["class"])
-    ]
-    return np.stack(columns, axis=1) if columns else np.empty((n_rows, 0))
+    if estimates.sizes["class"] == 0:
+        return np.empty((n_rows, 0))
+    joint = model.draw_log_joint(estimates, rows, draw)[0]
+    first = model.row_log_likelihood(estimates, rows, np.zeros(n_rows, dtype=np.int64), draw)[0]
+    return joint + (first - joint[:, 0])[:, None]
 
 
 def mode_point(model: Family, estimates: xr.Dataset) -> xr.Dataset:
