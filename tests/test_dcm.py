@@ -250,3 +250,87 @@ def test_point_proba_is_the_dirmult_at_the_point_fit(nuts_fit):
     )
     expected = np.exp(joint - np.logaddexp.reduce(joint, axis=1, keepdims=True))
     np.testing.assert_allclose(est.point_proba(X[:4]), expected, rtol=1e-9)
+
+
+# -- partial_fit, sample weights, Dask: the histograms merge --------------------------------
+
+#: The least NUTS that makes a fit (the tests below check its statistics and point fit).
+TINY_NUTS = {
+    "draws": 20,
+    "tune": 20,
+    "chains": 1,
+    "random_seed": 0,
+    "prior_draws": 0,
+    "progressbar": False,
+    "compute_map": False,
+}
+#: The point fit and the histograms, compared bit for bit.
+POINT_FIT = [
+    "class_count",
+    "word_entry_class",
+    "word_entry_feature",
+    "word_entry_level",
+    "word_entry_weight",
+    "length_entry_class",
+    "length_entry_level",
+    "length_entry_weight",
+    "feature_count",
+    "concentration",
+    "feature_mean",
+    "concentration_mle",
+    "feature_mean_mle",
+    "class_prob",
+]
+
+
+def tiny_fit(X, y, **kwargs):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # NUTS that short warns
+        return DirichletMultinomialNB(**TINY_NUTS).fit(X, y, **kwargs)
+
+
+def assert_same_point_fit(fit, expected):
+    for name in POINT_FIT:
+        np.testing.assert_array_equal(fit[name].values, expected[name].values, err_msg=name)
+    np.testing.assert_allclose(
+        fit["log_coefficient"].values, expected["log_coefficient"].values, rtol=1e-13
+    )
+
+
+def test_partial_fit_in_three_chunks_equals_one_fit():
+    X, y = corpus(30)
+    est = DirichletMultinomialNB(**TINY_NUTS)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for rows in (slice(0, 7), slice(7, 19), slice(19, 30)):
+            est.partial_fit(X[rows], y[rows], classes=["ham", "spam"])
+    assert est.closed_form_.attrs["partial_fit_calls"] == 3
+    assert_same_point_fit(est.closed_form_, FAMILY.fit(X, y))
+    assert est.idata_["posterior"].sizes["draw"] == TINY_NUTS["draws"]
+
+
+def test_whole_sample_weights_equal_repeated_documents():
+    X, y = corpus(30)
+    weights = np.arange(30) % 3  # 0 drops a document, 2 doubles it
+    repeated = np.repeat(np.arange(30), weights)
+    est = tiny_fit(X, y, sample_weight=weights)
+    assert_same_point_fit(est.closed_form_, FAMILY.fit(X[repeated], y[repeated]))
+
+
+def test_fractional_sample_weights_are_refused_by_nuts():
+    X, y = corpus(10)
+    with pytest.raises(ValueError, match="sample_weight"):
+        tiny_fit(X, y, sample_weight=np.full(10, 0.5))
+
+
+def test_dask_input_is_reduced_chunk_by_chunk_to_the_fit_of_all_documents():
+    da = pytest.importorskip("dask.array")
+    X, y = corpus(30)
+    # Sorted by class, so that the first and last chunks hold one class each: the chunks'
+    # statistics are aligned on the union of their classes before they merge.
+    order = np.argsort(y, kind="stable")
+    X, y = X[order], y[order]
+    est = tiny_fit(da.from_array(sp.csr_array(X), chunks=(8, N_WORDS)), da.from_array(y, chunks=8))
+    assert est.closed_form_.attrs["dask_chunks"] == 4
+    assert_same_point_fit(est.closed_form_, FAMILY.fit(X, y))
+    np.testing.assert_array_equal(est.classes_, ["ham", "spam"])

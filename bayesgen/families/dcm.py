@@ -41,6 +41,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
+import pandas as pd
 import scipy.sparse as sp
 import xarray as xr
 
@@ -66,6 +67,9 @@ NO_CLOSED_FORM = "no closed form: the Dirichlet compound multinomial has no conj
 #: Why a MAP is not compared where the fixed point did not converge.
 NOT_CONVERGED = "MAP not compared: the fixed point did not converge (s → ∞, no mode)"
 
+#: The class labels the histograms' class codes stand for, in the statistics before a fit (see
+#: :func:`histograms_of`); the fit's own codes index its class coordinate.
+ENTRY_CLASS = "entry_class"
 #: The histograms' variables: (name, dims).
 _HISTOGRAMS = {
     "word_entry_class": ("word_entry",),
@@ -80,20 +84,45 @@ _HISTOGRAMS = {
 
 def histograms_of(statistics: xr.Dataset) -> dcm.CountHistograms:
     """The histograms a fit's statistics hold (a
-    :class:`~bayesgen.maths.dirichlet_multinomial.CountHistograms`)."""
+    :class:`~bayesgen.maths.dirichlet_multinomial.CountHistograms`), their class codes
+    indices into ``statistics["class"]``.
+
+    Statistics straight from :meth:`DirichletMultinomialFamily.sufficient_statistics` or
+    :meth:`~DirichletMultinomialFamily.merge_statistics` also hold ``entry_class``, the labels
+    the codes stood for when they were made: the Dask reduction aligns two chunks' statistics
+    on the union of their classes (``reindex``) and drops the classes without weight
+    (``isel``), which move the class coordinate under the codes, and the labels put each
+    entry back in its class. Entries of a class no longer there are dropped (a class is only
+    dropped where it has no weight, so they weigh nothing).
+    """
     values = {name: statistics[name].values for name in _HISTOGRAMS}
+    word_class = values["word_entry_class"].astype(np.int64)
+    length_class = values["length_entry_class"].astype(np.int64)
+    word_keep = length_keep = slice(None)
+    if ENTRY_CLASS in statistics:
+        position = pd.Index(statistics["class"].values).get_indexer(statistics[ENTRY_CLASS].values)
+        word_class, length_class = position[word_class], position[length_class]
+        word_keep, length_keep = word_class >= 0, length_class >= 0
     return dcm.CountHistograms(
-        word_class=values["word_entry_class"].astype(np.int64),
-        word_feature=values["word_entry_feature"].astype(np.int64),
-        word_level=values["word_entry_level"].astype(np.float64),
-        word_weight=values["word_entry_weight"].astype(np.float64),
-        length_class=values["length_entry_class"].astype(np.int64),
-        length_level=values["length_entry_level"].astype(np.float64),
-        length_weight=values["length_entry_weight"].astype(np.float64),
+        word_class=word_class[word_keep],
+        word_feature=values["word_entry_feature"].astype(np.int64)[word_keep],
+        word_level=values["word_entry_level"].astype(np.float64)[word_keep],
+        word_weight=values["word_entry_weight"].astype(np.float64)[word_keep],
+        length_class=length_class[length_keep],
+        length_level=values["length_entry_level"].astype(np.float64)[length_keep],
+        length_weight=values["length_entry_weight"].astype(np.float64)[length_keep],
         class_count=statistics["class_count"].values.astype(np.float64),
         log_coefficient=statistics["log_coefficient"].values.astype(np.float64),
         n_features=statistics.sizes["feature"],
     )
+
+
+def _statistics_dataset(histograms: dcm.CountHistograms, coords: dict, attrs: dict) -> xr.Dataset:
+    """The statistics of :meth:`DirichletMultinomialFamily.sufficient_statistics`, with the
+    class labels of the codes (``entry_class``, see :func:`histograms_of`)."""
+    variables = _histogram_variables(histograms)
+    variables[ENTRY_CLASS] = (("class_code",), np.asarray(coords["class"]))
+    return xr.Dataset(variables, coords=coords, attrs=attrs)
 
 
 def _histogram_variables(histograms: dcm.CountHistograms) -> dict:
@@ -239,7 +268,7 @@ class DirichletMultinomialFamily(Family):
             "feature_names_given": int(data.names_given),
         }
         coords = {"class": data.classes, "feature": data.feature_names}
-        return xr.Dataset(_histogram_variables(histograms), coords=coords, attrs=attrs)
+        return _statistics_dataset(histograms, coords, attrs)
 
     def merge_statistics(self, first: xr.Dataset, second: xr.Dataset) -> xr.Dataset:
         """The histograms of the union: entries of the same (class, word, level) add."""
@@ -248,7 +277,7 @@ class DirichletMultinomialFamily(Family):
         attrs = dict(first.attrs)
         attrs["n_samples"] = total_weight(merged.class_count)
         coords = {"class": first["class"].values, "feature": first["feature"].values}
-        return xr.Dataset(_histogram_variables(merged), coords=coords, attrs=attrs)
+        return _statistics_dataset(merged, coords, attrs)
 
     def from_statistics(
         self,
@@ -287,7 +316,8 @@ class DirichletMultinomialFamily(Family):
             mean_prior=1.0 + strength * frequency,
         )
         flat = dcm.fit_concentration(histograms, shared_mean=shared, max_iter=5_000)
-        variables = {name: statistics[name] for name in self.statistics}
+        # The codes re-made against the class coordinate (see histograms_of).
+        variables = _histogram_variables(histograms)
         variables |= CLASS_PRIOR.estimates(histograms.class_count, class_alpha)
         variables |= {
             "concentration": (("class",), mode.concentration),
@@ -308,7 +338,8 @@ class DirichletMultinomialFamily(Family):
             "n_samples": statistics.attrs["n_samples"],
             "feature_names_given": statistics.attrs["feature_names_given"],
         }
-        return xr.Dataset(variables, coords=statistics.coords, attrs=attrs)
+        coords = {"class": statistics["class"].values, "feature": statistics["feature"].values}
+        return xr.Dataset(variables, coords=coords, attrs=attrs)
 
     @staticmethod
     def point_alpha(estimates: xr.Dataset) -> np.ndarray:
@@ -459,6 +490,7 @@ class DirichletMultinomialFamily(Family):
 FAMILY = DirichletMultinomialFamily()
 
 __all__ = [
+    "ENTRY_CLASS",
     "FAMILY",
     "FLAT",
     "PRIOR_MEANS",

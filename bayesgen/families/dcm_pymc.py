@@ -6,11 +6,23 @@ from __future__ import annotations
 
 import numpy as np
 import pymc as pm
+import pytensor
 import pytensor.tensor as pt
 import xarray as xr
 
 from bayesgen.families.shared_pymc import block_dims, block_model, class_prob_prior
 from bayesgen.maths.dirichlet_multinomial import CountHistograms
+
+#: The histograms' entry arrays the likelihood reads.
+_ENTRIES = (
+    "word_class",
+    "word_feature",
+    "word_level",
+    "word_weight",
+    "length_class",
+    "length_level",
+    "length_weight",
+)
 
 
 def _interior(mean: np.ndarray) -> np.ndarray:
@@ -21,17 +33,24 @@ def _interior(mean: np.ndarray) -> np.ndarray:
 
 def histogram_log_likelihood(histograms: CountHistograms, concentration, mean):
     """Σ_c h(c) [lnΓ(c + α) − lnΓ(α)] − Σ_c g(c) [lnΓ(c + s) − lnΓ(s)] as a PyTensor scalar
-    (no multinomial coefficient), α = s m; ``mean`` (class, feature)."""
-    cell_alpha = (
-        concentration[histograms.word_class] * mean[histograms.word_class, histograms.word_feature]
-    )
+    (no multinomial coefficient), α = s m; ``mean`` (class, feature).
+
+    The histograms enter as shared variables, not constants: the compiled graph is then the
+    same for every corpus of the same model (only its inputs change), so a second fit (a
+    ``partial_fit`` chunk, another data set) finds it in the compile cache.
+    """
+    entries = {
+        name: pytensor.shared(np.asarray(getattr(histograms, name)), name=name) for name in _ENTRIES
+    }
+    word_class = entries["word_class"]
+    cell_alpha = concentration[word_class] * mean[word_class, entries["word_feature"]]
     words = pt.sum(
-        histograms.word_weight
-        * (pt.gammaln(cell_alpha + histograms.word_level) - pt.gammaln(cell_alpha))
+        entries["word_weight"]
+        * (pt.gammaln(cell_alpha + entries["word_level"]) - pt.gammaln(cell_alpha))
     )
-    total = concentration[histograms.length_class]
+    total = concentration[entries["length_class"]]
     lengths = pt.sum(
-        histograms.length_weight * (pt.gammaln(total + histograms.length_level) - pt.gammaln(total))
+        entries["length_weight"] * (pt.gammaln(total + entries["length_level"]) - pt.gammaln(total))
     )
     return words - lengths
 
@@ -72,9 +91,12 @@ def dcm_pymc_model(
             concentration = pm.Gamma(
                 "concentration", alpha=shape, beta=rate, dims=class_dims, initval=start_s
             )
+        # Data, not a constant: 1 + λ f changes with the corpus, and a constant would make
+        # every corpus's graph a new one to compile.
+        prior_data = pm.Data("mean_prior", mean_prior, dims=block_dims("feature"))
         if estimates.attrs["prior_mean"] == "pooled":
             shared = pm.Dirichlet(
-                "shared_mean", a=mean_prior, dims=block_dims("feature"), initval=start_m[0]
+                "shared_mean", a=prior_data, dims=block_dims("feature"), initval=start_m[0]
             )
             mean = pm.Deterministic(
                 "feature_mean", pt.repeat(shared[None, :], n_classes, axis=0), dims=dims
@@ -82,7 +104,7 @@ def dcm_pymc_model(
         else:
             mean = pm.Dirichlet(
                 "feature_mean",
-                a=np.tile(mean_prior, (n_classes, 1)),
+                a=pt.ones((n_classes, 1)) * prior_data[None, :],
                 dims=dims,
                 initval=start_m,
             )
