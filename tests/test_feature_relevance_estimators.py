@@ -180,3 +180,37 @@ def test_an_unfitted_estimator_is_refused():
 
     with pytest.raises(NotFittedError):
         bayesgen.BernoulliNB().feature_relevance()
+
+
+def test_loo_method_is_the_function(binary_data):
+    est = fitted(bayesgen.BernoulliNB(), binary_data)
+    np.testing.assert_array_equal(
+        est.average_features_loo_proba(prior_inclusion=0.3),
+        relevance.average_features_loo_proba(est, prior_inclusion=0.3),
+    )
+
+
+def test_unavailable_is_none_where_the_table_is_given_and_the_refusal_otherwise(binary_data):
+    est = fitted(bayesgen.BernoulliNB(), binary_data)
+    assert relevance.relevance_unavailable(est) is None
+    est.closed_form_ = est.closed_form_.drop_vars("feature_count")
+    reason = relevance.relevance_unavailable(est)
+    with pytest.raises(ValueError) as refused:
+        est.feature_relevance()
+    assert reason == str(refused.value) and "feature_count" in reason
+    rng = np.random.default_rng(0)
+    gda = bayesgen.GaussianDiscriminantAnalysis(**CONJUGATE)
+    gda.fit(rng.normal(size=(20, 2)), np.arange(20) % 2)
+    assert "naive Bayes block" in relevance.relevance_unavailable(gda)
+
+
+def test_unavailable_for_a_mixed_model_of_no_naive_bayes_block():
+    rng = np.random.default_rng(1)
+    y = np.arange(30) % 2
+    X = rng.normal(size=(30, 2)) + y[:, None]
+    est = bayesgen.NaiveBayes(blocks=[("all", "gda", [0, 1])], **CONJUGATE).fit(X, y)
+    assert relevance.relevance_unavailable(est) == (
+        "est: no block of this mixed model is a naive Bayes block."
+    )
+    with pytest.raises(ValueError, match="no block of this mixed model"):
+        est.feature_relevance()

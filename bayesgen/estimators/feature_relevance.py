@@ -31,6 +31,7 @@ __all__ = [
     "average_features_loo_proba",
     "average_features_predict_proba",
     "feature_relevance",
+    "relevance_unavailable",
 ]
 
 #: What each block's effect column measures, class k against the other classes pooled.
@@ -102,6 +103,13 @@ def _blocks(est) -> list[tuple[str | None, object, xr.Dataset, slice | None]]:
 
 def _cells(family, estimates: xr.Dataset, block: str | None):
     """The relevance cells of one block's fit, its statistics and prior checked."""
+    _check_cells(estimates, block)
+    return RELEVANCE_CELLS[estimates.attrs["model"]][1](family, estimates)
+
+
+def _check_cells(estimates: xr.Dataset, block: str | None) -> None:
+    """Refuses a block without relevance cells: not naive Bayes, no statistics, a
+    hyperprior on λ."""
     where = "" if block is None else f" (block {block!r})"
     model = estimates.attrs.get("model")
     if model not in RELEVANCE_CELLS:
@@ -109,7 +117,7 @@ def _cells(family, estimates: xr.Dataset, block: str | None):
             f"est: feature relevance needs a naive Bayes block (one of "
             f"{', '.join(sorted(RELEVANCE_CELLS))}){where}; got model {model!r}."
         )
-    needed, read = RELEVANCE_CELLS[model]
+    needed, _ = RELEVANCE_CELLS[model]
     missing = [name for name in needed if name not in estimates]
     if missing:
         raise ValueError(
@@ -121,7 +129,35 @@ def _cells(family, estimates: xr.Dataset, block: str | None):
             f"alpha_prior: feature relevance needs a fixed λ{where}; a hyperprior on λ ties "
             "the features together (fit with alpha or alpha='evidence' instead)."
         )
-    return read(family, estimates)
+
+
+def relevance_unavailable(est) -> str | None:
+    """Why :func:`feature_relevance` refuses a fitted ``est`` (its message), or None where it
+    gives a table; cheap: no Bayes factor is computed.
+
+    Examples
+    --------
+    >>> from bayesgen import BernoulliNB, MultinomialNB
+    >>> from bayesgen.estimators.feature_relevance import relevance_unavailable
+    >>> options = {"inference": "conjugate", "compute_map": False, "prior_draws": 0}
+    >>> print(relevance_unavailable(BernoulliNB(**options).fit([[1, 0], [0, 1]], [0, 1])))
+    None
+    >>> hyper = MultinomialNB(alpha_prior=(1.0, 1.0), **options).fit([[1, 0], [0, 1]], [0, 1])
+    >>> relevance_unavailable(hyper).split(":")[0]
+    'alpha_prior'
+    """
+    blocks = _blocks(est)
+    mixed = blocks[0][0] is not None
+    if mixed:
+        blocks = [b for b in blocks if b[2].attrs.get("model") in RELEVANCE_CELLS]
+        if not blocks:
+            return "est: no block of this mixed model is a naive Bayes block."
+    for name, _, estimates, _ in blocks:
+        try:
+            _check_cells(estimates, name)
+        except ValueError as reason:
+            return str(reason)
+    return None
 
 
 def feature_relevance(
@@ -377,8 +413,9 @@ def average_features_loo_proba(est, *, prior_inclusion: float = 0.5) -> np.ndarr
 
 
 class FeatureRelevanceMixin:
-    """``feature_relevance`` and ``average_features_predict_proba`` as estimator methods
-    (:func:`feature_relevance`, :func:`average_features_predict_proba`)."""
+    """``feature_relevance``, ``average_features_predict_proba`` and
+    ``average_features_loo_proba`` as estimator methods (:func:`feature_relevance`,
+    :func:`average_features_predict_proba`, :func:`average_features_loo_proba`)."""
 
     def feature_relevance(self, prior_inclusion: float = 0.5, **options) -> pd.DataFrame:
         """:func:`bayesgen.estimators.feature_relevance.feature_relevance` of this fit."""
@@ -388,3 +425,8 @@ class FeatureRelevanceMixin:
         """:func:`bayesgen.estimators.feature_relevance.average_features_predict_proba` of
         this fit."""
         return average_features_predict_proba(self, X, prior_inclusion=prior_inclusion)
+
+    def average_features_loo_proba(self, prior_inclusion: float = 0.5) -> np.ndarray:
+        """:func:`bayesgen.estimators.feature_relevance.average_features_loo_proba` of this
+        fit."""
+        return average_features_loo_proba(self, prior_inclusion=prior_inclusion)

@@ -18,14 +18,17 @@ from typing import TYPE_CHECKING
 
 import xarray as xr
 
+from bayesgen.estimators.feature_relevance import relevance_unavailable
 from bayesgen.families.block_layout import block_posterior
 from bayesgen.plotting import feature_densities, missing, plots
+from bayesgen.plotting.feature_relevance import plot_feature_relevance
 
 if TYPE_CHECKING:
     from bayesgen.families.base import Family
 
 __all__ = [
     "BLOCK_SECTIONS",
+    "RELEVANCE_FEATURES",
     "SECTIONS",
     "BlockPieces",
     "ReportSection",
@@ -156,6 +159,36 @@ def _missing_entries(est) -> Iterator[Section]:
     )
 
 
+#: Features of the feature-relevance section: its effects are drawn for these only, so the
+#: section costs the Bayes factors of every feature (closed forms) and draws for this many.
+RELEVANCE_FEATURES = 15
+
+
+def _feature_relevance(est) -> Iterator[Section]:
+    """P(relevant) and the class effects of the most relevant features
+    (:func:`~bayesgen.plotting.feature_relevance.plot_feature_relevance`), for a naive Bayes
+    fit; the reason it is not drawn otherwise."""
+    title = "Feature relevance"
+    reason = relevance_unavailable(est)
+    if reason is not None:
+        yield (ReportSection(title, f"Not drawn: {reason}"), None)
+        return
+    yield (
+        ReportSection(
+            title,
+            f"The {RELEVANCE_FEATURES} features most likely to depend on the class. Left: "
+            "P(relevant | data), from the exact Bayes factor of one distribution per class "
+            "against one for all the classes, under a prior inclusion probability of 0.5 "
+            "(dotted); for word counts the word is set against the rest of the vocabulary, "
+            "an approximation (docs/feature-relevance.md). Right: each class against the "
+            "other classes pooled, posterior mean (dot) and 94 % interval from exact "
+            "posterior draws; an interval across 0 is an effect the data cannot sign.",
+            "feature_relevance.png",
+        ),
+        lambda: plot_feature_relevance(est, k=RELEVANCE_FEATURES),
+    )
+
+
 SECTIONS: dict[str, Callable[..., Iterator[Section]]] = {
     "mu_pair": _mu_pair,
     "decision_boundary": _decision_boundary,
@@ -164,9 +197,10 @@ SECTIONS: dict[str, Callable[..., Iterator[Section]]] = {
 
 
 def model_sections(est, X_test, y_test, *, top_k: int = 10) -> Iterator[Section]:
-    """The report sections of the plots ``est``'s model names, in its order; then, for a
-    model of several blocks, each block's (:func:`block_sections`, ``top_k`` parameters per
-    class in a top-parameters plot).
+    """The report sections of the plots ``est``'s model names, in its order; the features'
+    relevance (drawn for naive Bayes blocks, else the reason it is not); then, for a model of
+    several blocks, each block's (:func:`block_sections`, ``top_k`` parameters per class in
+    a top-parameters plot).
 
     Raises
     ------
@@ -177,8 +211,9 @@ def model_sections(est, X_test, y_test, *, top_k: int = 10) -> Iterator[Section]
     --------
     >>> from bayesgen import MultinomialNB
     >>> est = MultinomialNB(inference="conjugate", compute_map=False, prior_draws=0)
-    >>> list(model_sections(est.fit([[1, 0], [0, 1]], [0, 1]), None, None))
-    []
+    >>> sections = model_sections(est.fit([[1, 0], [0, 1]], [0, 1]), None, None)
+    >>> [section.title for section, _ in sections]
+    ['Feature relevance']
     """
     yield from _missing_entries(est)
     for name in est.model_.report_plots:
@@ -190,6 +225,7 @@ def model_sections(est, X_test, y_test, *, top_k: int = 10) -> Iterator[Section]
                 f"{est.model_.name} names {name!r}."
             ) from None
         yield from sections(est, X_test, y_test)
+    yield from _feature_relevance(est)
     blocks = fitted_blocks(est)
     if blocks is not None:
         yield from block_sections(est, blocks, top_k=top_k)
