@@ -35,6 +35,8 @@ SLOW_BY_DEFAULT = {
     # GDA by NUTS with missing entries: a cold PyMC compile of a minute; the default suite
     # checks its functions in tests/test_missing_examples.py.
     "penguins_missing.py",
+    # The DCM by NUTS (2 x 300 draws): minutes; a run with tiny draws is in the default suite.
+    "sms_bursty_words.py",
 }
 
 
@@ -365,3 +367,137 @@ def test_choose_smoothing_reports_each_choice_and_names_those_within_one_se(clon
     close_line = next(line for line in out.splitlines() if "within one standard error" in line)
     assert "not a clear winner" in close_line
     assert close_line.split(": ", 1)[1].split("; ") == within
+
+
+# -- sms_bursty_words.py ------------------------------------------------------------------------
+
+#: Tiny NUTS: the default suite checks what the script prints, not the DCM's posterior.
+BURSTY_QUICK = ("--draws", "50", "--tune", "50", "--chains", "1", "--ppc-draws", "5")
+
+
+def bursty_checks(out: str) -> dict[str, tuple[float, float, float, float, bool]]:
+    """model -> (observed, simulated mean, interval low, high, passes) of the printed checks."""
+    checks = {}
+    for model in ("multinomial", "DCM"):
+        line = next(line for line in out.splitlines() if line.startswith(f"{model}: distinct"))
+        numbers = re.search(
+            r"observed ([0-9.]+); simulated ([0-9.]+) \(94% interval ([0-9.]+) to ([0-9.]+)\); "
+            r"(passes|fails)",
+            line,
+        )
+        observed, mean, low, high = (float(numbers.group(i)) for i in range(1, 5))
+        checks[model] = (observed, mean, low, high, numbers.group(5) == "passes")
+    return checks
+
+
+def bursty_table(out: str) -> dict[str, list[str]]:
+    """model -> its row of the printed leave-one-out table (the cells after the name)."""
+    models = ("bernoulli averaged over words", "multinomial", "bernoulli", "dcm")
+    rows = {}
+    for line in out.splitlines():
+        for model in models:
+            if line.startswith(model + " ") and line[len(model) :].split()[0][0] in "-0123456789":
+                rows.setdefault(model, line[len(model) :].split())
+    return rows
+
+
+def test_sms_bursty_words_quick_run_prints_the_three_answers(clone):
+    from sklearn.feature_extraction.text import CountVectorizer
+
+    import bayesgen
+    from bayesgen.input.datasets import load_toy_spam
+
+    out = run_example(clone, "sms_bursty_words.py", *BURSTY_QUICK)
+    texts, labels = load_toy_spam()
+    counts = CountVectorizer().fit_transform(texts)
+    assert f"{len(texts)} messages, {counts.shape[1]} words in at least 1 messages" in out
+    distinct = (counts > 0).sum(axis=1).mean()
+    for observed, _, low, high, passes in bursty_checks(out).values():
+        assert observed == pytest.approx(distinct, abs=0.005)
+        assert low <= high and passes == (low <= observed <= high)
+    rows = bursty_table(out)
+    assert set(rows) == {"bernoulli averaged over words", "multinomial", "bernoulli", "dcm"}
+    assert rows["dcm"][5] == "psis" and rows["multinomial"][5] == "exact"
+    # The exact rows are the package's exact leave-one-out of the same fits.
+    options = {"inference": "conjugate", "compute_map": False, "random_seed": 0, "draws": 500}
+    multinomial = bayesgen.MultinomialNB(**options).fit(counts, labels)
+    assert float(rows["multinomial"][0]) == pytest.approx(
+        bayesgen.leave_one_out(multinomial).elpd, abs=0.001
+    )
+    words = out.split("most relevant words\n", 1)[1].splitlines()
+    assert words[0].split()[:3] == ["word", "log_BF", "P(relevant)"]
+    assert len(words) == 1 + 20 + 1  # header, 20 words, the time
+
+
+def test_sms_bursty_words_adds_a_row_as_compare_models_would():
+    from sklearn.feature_extraction.text import CountVectorizer
+
+    import bayesgen
+    from bayesgen.input.datasets import load_toy_spam
+
+    bursty = load_example("sms_bursty_words.py")
+    texts, labels = load_toy_spam()
+    counts = CountVectorizer().fit_transform(texts)
+    options = {"inference": "conjugate", "compute_map": False, "random_seed": 0}
+    models = {
+        "multinomial": bayesgen.MultinomialNB(**options).fit(counts, labels),
+        "bernoulli": bayesgen.BernoulliNB(binarize=0.0, **options).fit(counts, labels),
+    }
+    both = bayesgen.compare_models(models)
+    for added in models:  # the better model added, and the worse
+        kept = {name: est for name, est in models.items() if name != added}
+        table = bayesgen.compare_models(kept)
+        table = bursty.with_row(table, kept, added, bayesgen.leave_one_out(models[added]))
+        assert list(table.index) == list(both.index)
+        columns = ["elpd_loo", "se", "elpd_diff", "se_diff", "accuracy_loo"]
+        np.testing.assert_allclose(
+            table[columns].to_numpy(float), both[columns].to_numpy(float), atol=1e-9
+        )
+
+
+def test_sms_bursty_words_averaged_row_is_the_exact_average_over_word_subsets():
+    import bayesgen
+    from bayesgen.estimators.feature_relevance import average_features_loo_proba
+
+    rng = np.random.default_rng(0)
+    y = np.arange(40) % 2
+    X = (rng.random((40, 5)) < np.where(y[:, None] == 1, 0.7, 0.3)).astype(int)
+    est = bayesgen.BernoulliNB(inference="conjugate", compute_map=False).fit(X, y)
+    result = load_example("sms_bursty_words.py").averaged_loo(est)
+    proba = average_features_loo_proba(est)
+    np.testing.assert_allclose(result.pointwise, np.log(proba[np.arange(40), y]), rtol=1e-12)
+    assert result.method == "exact"
+
+
+# The DCM by NUTS on 5,574 messages x 1,018 words (2 x 400 draws), its predictive check and
+# PSIS leave-one-out: about 10 minutes on 2 free cores.
+@pytest.mark.slow
+@pytest.mark.skipif(not SMS_SPAM.exists(), reason=f"no SMS Spam Collection at {SMS_SPAM}")
+def test_sms_bursty_words_on_sms_spam(clone):
+    """The multinomial's check fails (too many distinct words) and the DCM's is much closer;
+    the spam words lead the relevance table with P(relevant) near 1."""
+    out = run_example(
+        clone,
+        "sms_bursty_words.py",
+        "--data-path",
+        str(SMS_SPAM),
+        "--min-df",
+        "10",
+        "--draws",
+        "400",
+        "--tune",
+        "400",
+        "--ppc-draws",
+        "40",
+    )
+    checks = bursty_checks(out)
+    observed, multinomial_mean, low, _, passes = checks["multinomial"]
+    assert not passes and observed < low
+    _, dcm_mean, *_ = checks["DCM"]
+    assert abs(dcm_mean - observed) < 0.25 * abs(multinomial_mean - observed)
+    rows = bursty_table(out)
+    assert float(rows["multinomial"][0]) > float(rows["bernoulli"][0])
+    words = out.split("most relevant words\n", 1)[1].splitlines()[1:21]
+    top = {line.split()[0]: float(line.split()[2]) for line in words}
+    assert {"call", "free", "txt"} <= set(top)
+    assert min(top.values()) > 0.999
