@@ -13,6 +13,7 @@ from scipy import stats
 import bayesgen
 from bayesgen import DirichletMultinomialNB
 from bayesgen.cli import main
+from bayesgen.families.dcm import FAMILY
 
 SPAM = "win cash now free prize call claim txt urgent reply".split()
 HAM = "lunch at noon see you meeting home later dinner ok".split()
@@ -99,3 +100,53 @@ def test_report_of_a_dcm_fit_writes_its_sections(saved, tmp_path):
     assert "mean word probabilities" in page
     for plot in ("trace.png", "ppc.png", "top_features.png", "posterior_vs_closed_form.png"):
         assert (index.parent / plot).stat().st_size > 0, plot
+
+
+# -- a DCM block in a mixed model ------------------------------------------------------------
+
+
+def word_counts_and_size(n_rows=40, seed=1):
+    """Bursty word counts (six columns) and a numeric column, both depending on the class."""
+    rng = np.random.default_rng(seed)
+    alpha = np.array([[2.0, 2.0, 0.3, 0.3, 0.5, 0.5], [0.3, 0.3, 2.0, 2.0, 0.5, 0.5]])
+    labels = np.where(np.arange(n_rows) % 2, "spam", "ham")
+    codes = (labels == "spam").astype(int)
+    counts = np.array(
+        [rng.multinomial(rng.integers(5, 25), rng.dirichlet(alpha[k])) for k in codes]
+    )
+    table = pd.DataFrame(counts, columns=[f"w{j}" for j in range(6)])
+    table["size"] = rng.normal(size=n_rows) + 2.0 * codes
+    return table, labels
+
+
+def test_a_mixed_model_with_a_dcm_block_refuses_conjugate_inference():
+    table, labels = word_counts_and_size()
+    blocks = [("words", "dcm", [f"w{j}" for j in range(6)]), ("num", "gaussian", ["size"])]
+    with pytest.raises(ValueError, match="inference='nuts'"):
+        bayesgen.NaiveBayes(blocks=blocks, inference="conjugate").fit(table, labels)
+
+
+@pytest.mark.slow  # its own graph (the DCM beside a Gaussian block): about 2 min cold
+def test_a_mixed_model_samples_a_dcm_block_beside_a_gaussian_one():
+    table, labels = word_counts_and_size()
+    words = [f"w{j}" for j in range(6)]
+    est = bayesgen.NaiveBayes(
+        blocks=[("words", "dcm", words), ("num", "gaussian", ["size"])],
+        draws=200,
+        tune=300,
+        chains=2,
+        random_seed=0,
+        prior_draws=0,
+        progressbar=False,
+    )
+    est.fit(table, labels)
+    alone = FAMILY.fit(table[words].to_numpy(dtype=float), labels)
+    for name in ("concentration", "feature_mean"):
+        np.testing.assert_allclose(
+            est.closed_form_[f"words::{name}"].values, alone[name].values, rtol=1e-12
+        )
+    assert {"words::concentration", "words::feature_mean", "num::mu"} <= set(
+        est.idata_["posterior"].data_vars
+    )
+    assert (est.predict(table) == labels).mean() > 0.9
+    assert bayesgen.compare(est).ok

@@ -13,6 +13,7 @@ import xarray as xr
 from sklearn.base import clone
 
 from bayesgen.estimators.classifier import GenerativeClassifier
+from bayesgen.estimators.dcm import DirichletMultinomialNB
 from bayesgen.estimators.feature_relevance import feature_relevance
 from bayesgen.estimators.gaussian_nb import GaussianNB
 from bayesgen.estimators.hyperparameters import fitted_hyperparameters
@@ -51,6 +52,7 @@ BLOCK_ESTIMATORS = {
     "multinomial": MultinomialNB,
     "gda": GaussianDiscriminantAnalysis,
     "qda": QuadraticDiscriminantAnalysis,
+    "dcm": DirichletMultinomialNB,
 }
 #: The parameters a block's estimator takes from the mixed estimator (its own are ignored).
 _SHARED_PARAMS = ("class_alpha", "draws", "chains", "prior_draws", "dtype", "random_seed")

@@ -463,9 +463,9 @@ def propose_encoding(values) -> tuple[str, str, str]:
 
 
 #: The blocks' models by the names ``blocks`` and the command line give them.
-MODELS = ("gaussian", "poisson", "bernoulli", "categorical", "multinomial", "gda", "qda")
+MODELS = ("gaussian", "poisson", "bernoulli", "categorical", "multinomial", "gda", "qda", "dcm")
 #: Models whose one raw-text column a CountVectorizer turns into words.
-TEXT_MODELS = ("multinomial", "bernoulli")
+TEXT_MODELS = ("multinomial", "bernoulli", "dcm")
 
 
 def auto_blocks(X, overrides=None) -> list[tuple]:
