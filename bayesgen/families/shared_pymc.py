@@ -20,6 +20,7 @@ import xarray as xr
 from pymc.logprob.transforms import ChainedTransform, SimplexTransform, Transform
 
 from bayesgen.families.block_layout import SHARED_DIMS, scoped_dim
+from bayesgen.families.gamma_transforms_pymc import CubeRootGamma, cube_root_gamma_constants
 from bayesgen.families.hyperprior import fitted_alpha_prior
 from bayesgen.families.results import parameter_coords as model_coords
 from bayesgen.maths.dirichlet import per_class
@@ -335,6 +336,36 @@ class StandardisedLog(Transform):
         return self.location + self.scale * value + self.log_scale
 
 
+#: The transform :func:`gamma_poisson_rates` samples the rates in: "standardised_log"
+#: (:class:`StandardisedLog`) or "cube_root" (the Wilson–Hilferty map of
+#: :mod:`bayesgen.families.gamma_transforms_pymc`, closer to N(0, 1) for small counts but, on
+#: the 2-core benchmarks of docs/performance.md, "NUTS at every scale", no faster). Read when a
+#: model is built; benchmarks/bench_nuts.py --transform sets it.
+GAMMA_RATE_TRANSFORM = "standardised_log"
+
+
+def gamma_rate_transform(name: str, shape, rate, *, dims, kind: str | None = None):
+    """The constants (``pm.Data`` ``{name}_standardisation``, see :func:`standardisation_data`)
+    and the transform of Gamma rates whose posterior is expected to be Gamma(``shape``,
+    ``rate``); ``kind`` as :data:`GAMMA_RATE_TRANSFORM` (its value by default)."""
+    kind = GAMMA_RATE_TRANSFORM if kind is None else kind
+    if kind == "standardised_log":
+        constants = standardisation_data(name, log_gamma_standardisation(shape, rate), dims=dims)
+        return constants, StandardisedLog(constants[0], constants[1], constants[2])
+    if kind == "cube_root":
+        model = pm.modelcontext(None)
+        if "cube_root" not in model.coords:
+            model.add_coord("cube_root", ["offset", "log_base"])
+        dims = (dims,) if isinstance(dims, str) else tuple(dims)
+        constants = pm.Data(
+            f"{name}_standardisation",
+            np.stack(cube_root_gamma_constants(shape, rate)),
+            dims=("cube_root", *dims),
+        )
+        return constants, CubeRootGamma(constants[0], constants[1])
+    raise ValueError(f"kind: expected 'standardised_log' or 'cube_root'; got {kind!r}.")
+
+
 class Standardise(Transform):
     """The affine map z = (x − location) / scale, elementwise (scale > 0)."""
 
@@ -459,12 +490,9 @@ def gamma_poisson_rates(
         total_correction(prefix, raw_total, size * concentration, per_simplex)
     start = (counts + start_shape) / (prior_rate + 1.0)
     # Standardised at the posterior Gamma(λ + n, β + 1) of a fixed λ; under a hyperprior at
-    # the start λ (a transform may not depend on a random variable). Data, not graph
-    # expressions of the counts: the gradient pays nothing for them.
-    constants = standardisation_data(
-        f"{prefix}_rate",
-        log_gamma_standardisation(counts + start_shape, prior_rate + 1.0),
-        dims=dims,
+    # the start λ (a transform may not depend on a random variable).
+    constants, transform = gamma_rate_transform(
+        f"{prefix}_rate", counts + start_shape, prior_rate + 1.0, dims=dims
     )
     rate = pm.Gamma(
         f"{prefix}_rate",
@@ -473,7 +501,7 @@ def gamma_poisson_rates(
         dims=dims,
         shape=constants.shape[1:],  # see standardisation_data
         initval=start,
-        default_transform=StandardisedLog(constants[0], constants[1], constants[2]),
+        default_transform=transform,
     )
     if whole is None:
         pm.Potential(f"{prefix}_loglik", pt.sum(_poisson_kernel(data, rate)))
