@@ -470,12 +470,13 @@ def test_sms_bursty_words_averaged_row_is_the_exact_average_over_word_subsets():
 
 
 # The DCM by NUTS on 5,574 messages x 1,018 words (2 x 400 draws), its predictive check and
-# PSIS leave-one-out: about 10 minutes on 2 free cores.
+# PSIS leave-one-out: 16 minutes on 2 cores shared with other jobs (docs/bursty-text.md).
 @pytest.mark.slow
 @pytest.mark.skipif(not SMS_SPAM.exists(), reason=f"no SMS Spam Collection at {SMS_SPAM}")
 def test_sms_bursty_words_on_sms_spam(clone):
-    """The multinomial's check fails (too many distinct words) and the DCM's is much closer;
-    the spam words lead the relevance table with P(relevant) near 1."""
+    """The multinomial's check fails (too many distinct words) and the DCM's is much closer
+    (docs/bursty-text.md: 10.46 observed, 10.92 and 10.49 simulated); the DCM scores above the
+    multinomial; the spam words lead the relevance table with P(relevant) near 1."""
     out = run_example(
         clone,
         "sms_bursty_words.py",
@@ -496,7 +497,8 @@ def test_sms_bursty_words_on_sms_spam(clone):
     _, dcm_mean, *_ = checks["DCM"]
     assert abs(dcm_mean - observed) < 0.25 * abs(multinomial_mean - observed)
     rows = bursty_table(out)
-    assert float(rows["multinomial"][0]) > float(rows["bernoulli"][0])
+    assert rows["dcm"][5] == "psis"
+    assert float(rows["dcm"][0]) > float(rows["multinomial"][0])  # bursts help the labels too
     words = out.split("most relevant words\n", 1)[1].splitlines()[1:21]
     top = {line.split()[0]: float(line.split()[2]) for line in words}
     assert {"call", "free", "txt"} <= set(top)
