@@ -384,3 +384,11 @@ def test_psis_takes_rows_whose_probability_is_one_in_every_draw():
     assert np.all(psis.pareto_k[plain] == 0.0) and np.all(psis.pareto_k[~plain] > 0.0)
     np.testing.assert_allclose(psis.proba[plain], exact.proba[plain], atol=1e-9)
     assert np.all(np.isfinite(psis.proba))
+
+
+def test_largest_pareto_k_skips_rows_arviz_could_not_fit():
+    # ArviZ gives k = NaN for a tail it cannot fit; a plain max made the whole column NaN.
+    from bayesgen.checks.loo import _largest_estimated
+
+    assert _largest_estimated(np.array([np.nan, 0.3, 0.71])) == 0.71
+    assert np.isnan(_largest_estimated(np.array([np.nan, np.nan])))

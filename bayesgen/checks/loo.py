@@ -243,7 +243,8 @@ def compare_models(models: Mapping[str, object], *, method: str = "auto") -> pd.
           pointwise differences) (0 for the best);
         * ``accuracy_loo``: share of rows whose most probable leave-one-out class is theirs;
         * ``method``: "exact" or "psis";
-        * ``pareto_k_max``: the largest Pareto k over the rows (NaN for "exact").
+        * ``pareto_k_max``: the largest Pareto k over the rows whose k ArviZ could estimate
+          (it gives NaN for a tail too short or too flat to fit; NaN for "exact").
 
     Raises
     ------
@@ -297,7 +298,7 @@ def compare_models(models: Mapping[str, object], *, method: str = "auto") -> pd.
                 "se_diff": _sum_se(difference),
                 "accuracy_loo": result.accuracy,
                 "method": result.method,
-                "pareto_k_max": float(np.max(result.pareto_k)),
+                "pareto_k_max": _largest_estimated(result.pareto_k),
             }
         )
     table = pd.DataFrame(rows, index=pd.Index(names, name="model"), columns=COMPARE_COLUMNS)
@@ -369,6 +370,13 @@ def _psis_log_proba(est, X, y_codes: np.ndarray) -> tuple[np.ndarray, np.ndarray
         total = np.logaddexp(total, logsumexp(weighted, axis=0))
     _warn_pareto_k(pareto_k, n_chains * n_draws)
     return _log_softmax(total), pareto_k
+
+
+def _largest_estimated(pareto_k: np.ndarray) -> float:
+    """The largest Pareto k that is not NaN (NaN where none is): one row whose tail ArviZ
+    could not fit must not hide every other row's k."""
+    estimated = pareto_k[~np.isnan(pareto_k)]
+    return float(estimated.max()) if estimated.size else float("nan")
 
 
 def _relative_ess(log_lik: xr.DataArray) -> float:
