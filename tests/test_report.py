@@ -398,6 +398,7 @@ def test_report_writes_the_tables_the_plots_and_index_html(mnb_report):
         "loo.png",
         "calibration.png",
         "predictive_intervals.png",
+        "feature_relevance.png",
     }
     for name in pngs:
         assert (folder / name).read_bytes()[:8] == PNG_MAGIC
