@@ -16,11 +16,14 @@ resident memory (``ru_maxrss``) of the client and of each worker, and the held-o
 the fit beside that of the labelled documents alone (a held-out chunk of documents, generated
 in memory).
 
-    .venv/bin/python benchmarks/bench_semi_supervised_dask.py      # 100,000 documents: ~1 min
+    .venv/bin/python benchmarks/bench_semi_supervised_dask.py      # 100,000 documents
     .venv/bin/python benchmarks/bench_semi_supervised_dask.py --documents 3000000 --chunk 50000
 
-(``--chunk`` documents per task, ``--labelled`` labelled documents in all (spread over the
-chunks), ``--classes``, ``--words``, ``--workers``, ``--memory-limit`` per worker.)
+The default, 100,000 documents in 4 chunks, took 3.5 minutes on the shared 2-core machine at a
+load of 14 (2.6 CPU-minutes: about 1.5 minutes on a quiet one); the figures are in
+docs/performance.md. (``--chunk`` documents per task, ``--labelled`` labelled documents in all
+(spread over the chunks), ``--classes``, ``--words``, ``--length``, ``--workers``,
+``--memory-limit`` per worker.)
 """
 
 from __future__ import annotations
