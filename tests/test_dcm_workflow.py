@@ -150,3 +150,14 @@ def test_a_mixed_model_samples_a_dcm_block_beside_a_gaussian_one():
     )
     assert (est.predict(table) == labels).mean() > 0.9
     assert bayesgen.compare(est).ok
+
+
+def test_blocks_option_makes_a_string_column_a_dcm_text_block(tmp_path, capsys):
+    table = bursty_messages()
+    table["size"] = np.arange(len(table)) % 7 + 0.5
+    data = tmp_path / "mixed.csv"
+    table.to_csv(data, index=False)
+    blocks = "text=dcm:text; size=gaussian:size"
+    assert main(["fit", "mixed", str(data), "--target", "label", "--blocks", blocks, "--plan"]) == 0
+    rows = [line.split() for line in capsys.readouterr().out.splitlines()]
+    assert rows[1] == ["text", "text", "dcm", "text", "given"]

@@ -356,9 +356,9 @@ def _auto_columns(table, args: argparse.Namespace):
 
 
 def _mixed_block(table, name: str, model: str, columns: list[str]) -> tuple:
-    """A block of --blocks for NaiveBayes: one column of strings in a multinomial or
-    bernoulli block is given as its name alone, which makes it a text block."""
-    if model in ("multinomial", "bernoulli") and len(columns) == 1:
+    """A block of --blocks for NaiveBayes: one column of strings in a multinomial,
+    bernoulli or dcm block is given as its name alone, which makes it a text block."""
+    if model in ("multinomial", "bernoulli", "dcm") and len(columns) == 1:
         (column,) = columns
         if not pd.api.types.is_numeric_dtype(table[column].dtype):
             return (name, model, column)
