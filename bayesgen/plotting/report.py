@@ -240,29 +240,7 @@ def _plan(est, X_test, y_test, *, max_features: int, top_k: int, proba=None):
         ),
         lambda: plots.plot_trace(est, max_features=max_features),
     )
-    step = plots.rank_thinning(est, RANK_MAX_DRAWS)
-    per_chain = est.idata_["posterior"].sizes["draw"]
-    thinned = (
-        f" Drawn from one draw in {step} ({len(range(0, per_chain, step))} of {per_chain} per "
-        "chain, evenly spaced), which shows chains that disagree as well as all of them and "
-        "keeps the test quick."
-        if step > 1
-        else ""
-    )
-    yield (
-        ReportSection(
-            "Rank",
-            "Rank plots: how each chain's draws rank among all chains (the ECDF of its "
-            "fractional ranks minus the uniform CDF); curves that stay flat and inside the grey "
-            f"band (where a chain's curve stays with {plots.RANK_ENVELOPE_PROB:.0%} probability "
-            "when all chains sample the same distribution) mean the chains agree. ArviZ's "
-            "multi-chain uniformity test runs on every panel; a panel where it fails (p < α = "
-            f"{1 - plots.RANK_ENVELOPE_PROB:.2g}: the chains sample different distributions) "
-            f"says so in red, and panels that pass carry no label.{thinned}",
-            "rank.png",
-        ),
-        lambda: plots.plot_rank(est, max_features=max_features, max_draws=RANK_MAX_DRAWS),
-    )
+    yield from _rank_section(est, max_features)
     yield (
         ReportSection(
             "Effective sample size",
@@ -333,6 +311,44 @@ def _plan(est, X_test, y_test, *, max_features: int, top_k: int, proba=None):
     yield from _plan_workflow(est)
     yield from model_sections(est, X_test, y_test, top_k=top_k)
     yield from _plan_held_out(est, X_test, y_test, proba)
+
+
+def _rank_section(est, max_features):
+    """The rank plots, which compare chains: skipped, with the reason, for a single chain
+    (ArviZ's rank plot needs two)."""
+    if est.idata_["posterior"].sizes["chain"] < 2:
+        yield (
+            ReportSection(
+                "Rank",
+                "Not drawn: the fit has one chain, and rank plots compare chains with each "
+                "other; fit with chains ≥ 2 to see them.",
+            ),
+            None,
+        )
+        return
+    step = plots.rank_thinning(est, RANK_MAX_DRAWS)
+    per_chain = est.idata_["posterior"].sizes["draw"]
+    thinned = (
+        f" Drawn from one draw in {step} ({len(range(0, per_chain, step))} of {per_chain} per "
+        "chain, evenly spaced), which shows chains that disagree as well as all of them and "
+        "keeps the test quick."
+        if step > 1
+        else ""
+    )
+    yield (
+        ReportSection(
+            "Rank",
+            "Rank plots: how each chain's draws rank among all chains (the ECDF of its "
+            "fractional ranks minus the uniform CDF); curves that stay flat and inside the grey "
+            f"band (where a chain's curve stays with {plots.RANK_ENVELOPE_PROB:.0%} probability "
+            "when all chains sample the same distribution) mean the chains agree. ArviZ's "
+            "multi-chain uniformity test runs on every panel; a panel where it fails (p < α = "
+            f"{1 - plots.RANK_ENVELOPE_PROB:.2g}: the chains sample different distributions) "
+            f"says so in red, and panels that pass carry no label.{thinned}",
+            "rank.png",
+        ),
+        lambda: plots.plot_rank(est, max_features=max_features, max_draws=RANK_MAX_DRAWS),
+    )
 
 
 def _plan_workflow(est):
