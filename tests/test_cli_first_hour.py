@@ -269,7 +269,7 @@ def test_cli_fit_gda_on_too_many_columns_is_one_error_line(monkeypatch, tmp_path
 #: Every option that only some models take, and the models that do not take it.
 NOT_TAKEN = {
     "--alpha": (["gda", "qda"], "0.5", "bernoulli, categorical, multinomial"),
-    "--prior-mean": (["gda", "qda"], "pooled", "bernoulli, categorical, multinomial"),
+    "--prior-mean": (["gda", "qda"], "pooled", "bernoulli, categorical, dcm, multinomial"),
     "--binarize": (["categorical", "gda", "multinomial", "qda"], "0.5", "bernoulli"),
     "--cov-prior": (["bernoulli", "categorical", "multinomial", "qda"], "conjugate", "gda"),
 }

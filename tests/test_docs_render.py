@@ -36,7 +36,7 @@ MIN_ARTICLE_WIDTH = 800
 #: are then at least ~7 px), and a click opens it at full size.
 MIN_FIGURE_SCALE = 0.5
 #: The API index lists the objects and links to a page for each: it stays short.
-MAX_API_INDEX_HEIGHT = 30_000
+MAX_API_INDEX_HEIGHT = 34_000  # 31,082 px with the DCM and feature-relevance sections
 
 # Facts about the loaded page, gathered in the browser after MathJax (if the page loads it) has
 # finished its first typesetting. Text inside code, scripts and MathJax's own output is skipped

@@ -372,6 +372,14 @@ def average_features_loo_proba(est, *, prior_inclusion: float = 0.5) -> np.ndarr
     Bayes (:func:`average_features_predict_proba`): row i leaves the cells, the pooled cells
     and the inclusion probabilities; no refit.
 
+    Parameters
+    ----------
+    est : fitted naive Bayes estimator
+        A conjugate fit that kept its rows (not by ``partial_fit`` or on Dask input).
+    prior_inclusion : float, default 0.5
+        The prior probability ρ, in (0, 1), that a feature's distribution depends on the
+        class, as in :func:`average_features_predict_proba`.
+
     Returns
     -------
     numpy.ndarray of shape (n_samples, n_classes)
@@ -418,15 +426,40 @@ class FeatureRelevanceMixin:
     :func:`average_features_predict_proba`, :func:`average_features_loo_proba`)."""
 
     def feature_relevance(self, prior_inclusion: float = 0.5, **options) -> pd.DataFrame:
-        """:func:`bayesgen.estimators.feature_relevance.feature_relevance` of this fit."""
+        """:func:`bayesgen.estimators.feature_relevance.feature_relevance` of this fit.
+
+        Parameters
+        ----------
+        prior_inclusion : float, default 0.5
+            The prior probability ρ, in (0, 1), that a feature's distribution depends on
+            the class.
+        options : keyword arguments
+            Passed on to :func:`~bayesgen.estimators.feature_relevance.feature_relevance`.
+        """
         return feature_relevance(self, prior_inclusion=prior_inclusion, **options)
 
     def average_features_predict_proba(self, X, prior_inclusion: float = 0.5) -> np.ndarray:
         """:func:`bayesgen.estimators.feature_relevance.average_features_predict_proba` of
-        this fit."""
+        this fit.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The rows to classify.
+        prior_inclusion : float, default 0.5
+            The prior probability ρ, in (0, 1), that a feature's distribution depends on
+            the class.
+        """
         return average_features_predict_proba(self, X, prior_inclusion=prior_inclusion)
 
     def average_features_loo_proba(self, prior_inclusion: float = 0.5) -> np.ndarray:
         """:func:`bayesgen.estimators.feature_relevance.average_features_loo_proba` of this
-        fit."""
+        fit.
+
+        Parameters
+        ----------
+        prior_inclusion : float, default 0.5
+            The prior probability ρ, in (0, 1), that a feature's distribution depends on
+            the class.
+        """
         return average_features_loo_proba(self, prior_inclusion=prior_inclusion)
