@@ -227,6 +227,12 @@ def test_compare_fails_when_the_map_is_off(nuts_fit):
         est.map_ = saved
 
 
+def test_sbc_refuses_the_dcm_by_name_as_it_has_no_conjugate_prior_draws(nuts_fit):
+    est, _, _ = nuts_fit
+    with pytest.raises(ValueError, match=r"estimator: .*DirichletMultinomialNB.*not conjugate"):
+        bayesgen.sbc(est, n_simulations=2)
+
+
 def test_save_and_load_round_trip(nuts_fit, tmp_path):
     est, X, _ = nuts_fit
     from bayesgen.io import model_files
