@@ -12,6 +12,8 @@ import pytensor.tensor as pt
 import pytest
 from scipy import stats
 
+import bayesgen
+from bayesgen.families import shared_pymc
 from bayesgen.families.gamma_transforms_pymc import CubeRootGamma, cube_root_gamma_constants
 from bayesgen.families.shared_pymc import StandardisedLog, log_gamma_standardisation
 
@@ -136,3 +138,22 @@ def test_constants_put_the_wilson_hilferty_mean_at_zero(shape):
     )
     expected = shape / 2.0 * (1.0 - 1.0 / (9.0 * shape)) ** 3
     np.testing.assert_allclose(backward(np.zeros(1)), expected, rtol=1e-12)
+
+
+# -- NUTS fits made with the cube-root transform -----------------------------------------
+
+
+@pytest.mark.parametrize("estimator", ["MultinomialNB", "PoissonNB"])
+def test_compare_passes_a_nuts_fit_made_with_the_cube_root_transform(monkeypatch, estimator):
+    monkeypatch.setattr(shared_pymc, "GAMMA_RATE_TRANSFORM", "cube_root")
+    rng = np.random.default_rng(3)
+    y = np.repeat([0, 1], 15)
+    rates = np.array([[4.0, 0.3, 1.0, 0.05], [0.5, 3.0, 1.0, 0.2]])
+    X = rng.poisson(rates[y])
+    est = getattr(bayesgen, estimator)(
+        inference="nuts", draws=500, tune=500, chains=2, random_seed=1, progressbar=False
+    ).fit(X, y)
+    transforms = est.pymc_model().rvs_to_transforms.values()
+    assert any(isinstance(transform, CubeRootGamma) for transform in transforms)
+    result = bayesgen.compare(est)
+    assert result.ok, str(result)

@@ -12,14 +12,12 @@ import pytensor.tensor as pt
 import xarray as xr
 
 from bayesgen.families.shared_pymc import (
-    StandardisedLog,
     block_dims,
     block_model,
     class_prob_prior,
-    log_gamma_standardisation,
+    gamma_rate_transform,
     observed_counts,
     positive_priors,
-    standardisation_data,
     whole_counts,
 )
 from bayesgen.maths.counts import missing_entries
@@ -58,8 +56,9 @@ def poisson_nb_pymc_model(estimates: xr.Dataset, prior_shape: float, prior_rate:
     the same kernel S log λ − N λ through the potential ``feature_loglik`` (a weighted
     likelihood), which PyMC does not simulate.
 
-    NUTS samples the rates through
-    :class:`~bayesgen.families.shared_pymc.StandardisedLog`, standardised by their posterior
+    NUTS samples the rates through the transform of
+    :func:`~bayesgen.families.shared_pymc.gamma_rate_transform` (by default
+    :class:`~bayesgen.families.shared_pymc.StandardisedLog`), standardised by their posterior
     Gamma (the data ``feature_rate_standardisation``), and starts at its mean.
     """
     _, class_alpha = positive_priors(estimates, needs_alpha=False)
@@ -76,9 +75,10 @@ def poisson_nb_pymc_model(estimates: xr.Dataset, prior_shape: float, prior_rate:
         # Priors are data, so that one compiled graph serves another prior of the same shape.
         shape = pm.Data("rate_prior_shape", prior_shape)
         rate_of_rate = pm.Data("rate_prior_rate", prior_rate)
-        constants = standardisation_data(
+        constants, transform = gamma_rate_transform(
             "feature_rate",
-            log_gamma_standardisation(posterior_shape, posterior_rate),
+            posterior_shape,
+            np.broadcast_to(posterior_rate, posterior_shape.shape),
             dims=dims,
         )
         rate = pm.Gamma(
@@ -88,7 +88,7 @@ def poisson_nb_pymc_model(estimates: xr.Dataset, prior_shape: float, prior_rate:
             dims=dims,
             shape=constants.shape[1:],  # see standardisation_data
             initval=posterior_shape / posterior_rate,
-            default_transform=StandardisedLog(constants[0], constants[1], constants[2]),
+            default_transform=transform,
         )
         if cells is None:
             exposure = pt.cast(class_count, "float64")[:, None]
