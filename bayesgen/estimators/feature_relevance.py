@@ -6,7 +6,10 @@ its exact leave-one-out :func:`average_features_loo_proba`).
 The maths is :mod:`bayesgen.maths.feature_relevance`; this module reads a fit's sufficient
 statistics and prior (``closed_form_``) into its cells. Each block's reading is one entry of
 :data:`RELEVANCE_CELLS`, keyed by the block's model (a block without one, GDA or QDA, has no
-per-feature relevance). A mixed model (:class:`~bayesgen.estimators.mixed.NaiveBayes`) gives
+per-feature relevance), and of :data:`AVERAGING_CELLS` for averaging: the same cells, except
+that a multinomial's words are averaged over the nodes of its Dirichlet tree
+(:mod:`bayesgen.maths.word_tree`; exact), where its table scores each word against the rest
+(order-free, an approximation). A mixed model (:class:`~bayesgen.estimators.mixed.NaiveBayes`) gives
 every block's features, with a ``block`` column, and averages every block's features.
 """
 
@@ -14,7 +17,6 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-import scipy.sparse as sp
 import xarray as xr
 
 from bayesgen.families.class_prior import loo_class_log_prob
@@ -24,8 +26,10 @@ from bayesgen.families.poisson_nb import rate_prior_of
 from bayesgen.input.statistics import cell_counts
 from bayesgen.maths import feature_relevance as fr
 from bayesgen.maths.likelihood import normalize_log_proba
+from bayesgen.maths.word_tree import WordTreeCells
 
 __all__ = [
+    "AVERAGING_CELLS",
     "RELEVANCE_CELLS",
     "FeatureRelevanceMixin",
     "average_features_loo_proba",
@@ -174,7 +178,9 @@ def feature_relevance(
     Per feature, the log Bayes factor of "its distribution depends on the class" (one
     parameter per class) against "one distribution for all the classes" (the rows pooled),
     both under the fit's prior, exact from the conjugate evidences; for the multinomial the
-    word against the rest of the vocabulary (see :mod:`bayesgen.maths.feature_relevance`).
+    word against the rest of the vocabulary (see :mod:`bayesgen.maths.feature_relevance`),
+    an approximation that reads as "does this word matter" in any order; feature averaging
+    weighs the nodes of the words' Dirichlet tree instead (:mod:`bayesgen.maths.word_tree`).
     P(relevant) = 1 / (1 + (1 − ρ) / ρ · exp(−log BF)).
 
     Parameters
@@ -300,23 +306,25 @@ def _take(value, index):
 # -- the naive Bayes averaged over all feature subsets ------------------------------------------
 
 
-def _dense(rows) -> np.ndarray:
-    return rows.toarray() if sp.issparse(rows) else np.asarray(rows, dtype=np.float64)
+def _word_tree(family, estimates: xr.Dataset):
+    return WordTreeCells(estimates["feature_count"].values, family.prior_pseudocounts(estimates))
+
+
+#: model name → a reader of a fit into the cells that averaging over feature subsets sums
+#: over: the relevance cells, except for words, whose average is over the nodes of the
+#: multinomial written as a Dirichlet tree (:mod:`bayesgen.maths.word_tree`), exact where the
+#: word-against-the-rest cells are not.
+AVERAGING_CELLS = {name: reader for name, (_, reader) in RELEVANCE_CELLS.items()} | {
+    "multinomial_nb": _word_tree
+}
 
 
 def _averaging_blocks(est):
     """(cells, columns) of every block, refusing what averaging cannot take."""
     out = []
     for name, family, estimates, columns in _blocks(est):
-        model = estimates.attrs.get("model")
-        if model == "multinomial_nb":
-            where = "" if name is None else f" (block {name!r})"
-            raise ValueError(
-                f"est: averaging over feature subsets needs conditionally independent "
-                f"features{where}; a multinomial's word counts share one document length, so "
-                "its words are not (its feature_relevance is an approximation)."
-            )
-        out.append((_cells(family, estimates, name), columns))
+        _check_cells(estimates, name)
+        out.append((AVERAGING_CELLS[estimates.attrs["model"]](family, estimates), columns))
     return out
 
 
@@ -324,7 +332,8 @@ def average_features_predict_proba(est, X, *, prior_inclusion: float = 0.5) -> n
     """p(y | x, D) of the naive Bayes averaged over all 2^D feature subsets (Dash and Cooper,
     2002): exact, in time linear in D.
 
-    Each feature is, a priori independently with probability ρ, class-dependent or shared;
+    Each feature (for words, each node of the tree) is, a priori independently with
+    probability ρ, class-dependent or shared;
     the average of the joint predictive over the subsets is
     p(y = k | D) Π_d [P_d p(x_d | k, D) + (1 − P_d) p(x_d | D)], P_d = P(relevant | D),
     normalised over k (see :mod:`bayesgen.maths.feature_relevance` for the derivation).
@@ -332,9 +341,12 @@ def average_features_predict_proba(est, X, *, prior_inclusion: float = 0.5) -> n
     Parameters
     ----------
     est : bayesgen naive Bayes estimator
-        Fitted ``BernoulliNB``, ``CategoricalNB``, ``GaussianNB``, ``PoissonNB`` or mixed
-        ``NaiveBayes`` of such blocks (not the multinomial: its words are not independent
-        features).
+        Fitted ``BernoulliNB``, ``CategoricalNB``, ``MultinomialNB``, ``GaussianNB``,
+        ``PoissonNB`` or mixed ``NaiveBayes`` of such blocks. A multinomial's words share one
+        document length, so they are averaged as the nodes of its Dirichlet tree, word j
+        against the words after it in the order of the pooled training counts
+        (:mod:`bayesgen.maths.word_tree`): with every node class-dependent it is the
+        multinomial itself.
     X : array-like of shape (n_samples, n_features)
         Rows with the columns of the fit.
     prior_inclusion : float, default 0.5
@@ -363,7 +375,7 @@ def average_features_predict_proba(est, X, *, prior_inclusion: float = 0.5) -> n
         joint = np.log(est.closed_form_["class_prob"].values)[None, :]
     for cells, columns in blocks:
         rows = checked if columns is None else checked[:, columns]
-        joint = joint + fr.averaged_log_likelihood(cells, _dense(rows), prior_inclusion)
+        joint = joint + fr.averaged_log_likelihood(cells, rows, prior_inclusion)
     return normalize_log_proba(joint)
 
 
@@ -414,9 +426,7 @@ def average_features_loo_proba(est, *, prior_inclusion: float = 0.5) -> np.ndarr
     joint = loo_class_log_prob(est.closed_form_, y_codes)
     for cells, columns in blocks:
         rows = X if columns is None else X[:, columns]
-        joint = joint + fr.averaged_loo_log_likelihood(
-            cells, _dense(rows), y_codes, prior_inclusion
-        )
+        joint = joint + fr.averaged_loo_log_likelihood(cells, rows, y_codes, prior_inclusion)
     return normalize_log_proba(joint)
 
 

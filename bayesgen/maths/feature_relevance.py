@@ -18,12 +18,15 @@ probability ρ the posterior probability of relevance is
 
     P_d = P(M₁ | data) = 1 / (1 + (1 − ρ) / ρ · exp(−log BF_d)) = expit(log BF_d + logit ρ).
 
-The multinomial (words) is an approximation: a document's words are not independent features,
-so "word w depends on the class" is scored on the collapsed two-outcome model, the tokens of
+The multinomial's per-word relevance is an approximation: a document's words are not
+independent features, so "word w depends on the class" is scored on the collapsed two-outcome
+model, the tokens of
 each class split into (w, every other word). By the Dirichlet aggregation property the prior of
 θ_kw is then Beta(α_w, α₀ − α_w) (α the model's pseudo-counts, α₀ their sum), and the Bayes
 factor is the exact one of that collapsed model: Beta-binomial of (N_kw, N_k − N_kw) per class
 against that of the pooled (N_w, N − N_w). It ignores what w's shift does to the other words.
+Averaging over which words depend on the class is exact instead, on the multinomial written as a
+Dirichlet tree of binary splits (:mod:`bayesgen.maths.word_tree`), whose nodes are independent.
 
 Per class k, the *effect* compares the feature's parameter in class k with that of the other
 classes pooled (one parameter for them, the pooled prior, their data together), from the exact
@@ -67,13 +70,16 @@ A missing entry (NaN) is missing at random: its factor is 1 under both models, s
 of the evidence (the cells count their observed rows) and of the predictive.
 
 NumPy and SciPy only. The cell classes (:class:`DirichletCells`, :class:`NormalInverseGammaCells`,
-:class:`GammaPoissonCells`) hold a block's statistics as arrays and give the per-cell evidence,
-predictives, their leave-one-out forms and the effects; the functions below combine them.
+:class:`GammaPoissonCells`, and :class:`~bayesgen.maths.word_tree.WordTreeCells` for words)
+hold a block's statistics as arrays and give the per-cell evidence, predictives, their
+leave-one-out forms and the effects; the functions below combine them, a chunk of rows at a
+time (a sparse X is densified one chunk at a time).
 """
 
 from __future__ import annotations
 
 import numpy as np
+import scipy.sparse as sp
 from scipy.special import digamma, gammaln, log_expit, logit, polygamma
 
 from bayesgen.maths import normal_inverse_gamma as nig
@@ -192,10 +198,13 @@ def _mixture(z, relevant: np.ndarray, shared: np.ndarray) -> np.ndarray:
 
 
 def _row_chunks(X, cells):
-    X = np.asarray(X, dtype=np.float64)
+    """Dense float rows of X, a chunk at a time; a sparse X (word counts) is densified one
+    chunk at a time only."""
+    X = sp.csr_array(X) if sp.issparse(X) else np.asarray(X, dtype=np.float64)
     size = max(1, _CHUNK // max(1, cells.n_classes * X.shape[1]))
     for start in range(0, X.shape[0], size):
-        yield X[start : start + size]
+        rows = X[start : start + size]
+        yield rows.toarray().astype(np.float64) if sp.issparse(rows) else rows
 
 
 def _equal_tailed(draws: np.ndarray, prob: float) -> tuple[np.ndarray, np.ndarray]:
