@@ -238,6 +238,7 @@ if __name__ == "__main__":
     parser.add_argument(
         "--skip-dcm",
         action="store_true",
-        help="leave out the DCM (NUTS, minutes on SMS Spam): the exact models only",
+        help="leave out the DCM (NUTS, minutes on SMS Spam): the exact models only (default: "
+        "%(default)s)",
     )
     main(parser.parse_args())
