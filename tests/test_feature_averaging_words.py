@@ -321,3 +321,16 @@ def test_a_hyperprior_on_lambda_is_still_refused():
 def test_an_order_that_is_not_a_permutation_is_refused():
     with pytest.raises(ValueError, match="order"):
         WordTreeCells([[1.0, 2.0, 3.0]], 1.0, order=[0, 0, 2])
+
+
+def test_a_subset_of_nodes_keeps_every_later_word_in_its_failures():
+    X, y = tiny_corpus()
+    counts = np.array([X[y == k].sum(axis=0) for k in range(3)])
+    cells = WordTreeCells(counts, 0.9)
+    nodes = [0, 2, 4]
+    part = cells.subset(nodes)
+    np.testing.assert_array_equal(fr.log_bayes_factor(part), fr.log_bayes_factor(cells)[nodes])
+    np.testing.assert_array_equal(part.log_predictive(X), cells.log_predictive(X)[..., nodes])
+    np.testing.assert_array_equal(
+        part.loo_log_predictive(X, y), cells.loo_log_predictive(X, y)[..., nodes]
+    )
