@@ -168,13 +168,6 @@ def test_a_hyperprior_on_alpha_is_refused(binary_data):
         est.feature_relevance()
 
 
-def test_multinomial_averaging_is_refused_with_the_reason():
-    X = np.array([[2, 0], [0, 2], [1, 1], [2, 1]])
-    est = fitted(bayesgen.MultinomialNB(), (X, [0, 1, 0, 1]))
-    with pytest.raises(ValueError, match="conditionally independent"):
-        est.average_features_predict_proba(X)
-
-
 def test_an_unfitted_estimator_is_refused():
     from sklearn.exceptions import NotFittedError
 
