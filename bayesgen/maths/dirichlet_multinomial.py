@@ -21,11 +21,12 @@ a zero count costs nothing. Histograms of two sets of documents merge by adding
 
 The point fit (:func:`fit_concentration`) maximises log p(X | y, s, m) + log p(s) + log p(m)
 over (s_k, m_k), with s_k ~ Gamma(a, b) and m_k ~ Dirichlet(c) (a flat prior, a = 1, b = 0,
-c = 1, gives the evidence maximiser), m shared by the classes or one per class, by Minka's
-fixed points for the precision and the mean, alternated: each step maximises a lower bound
-of the objective, so it never decreases.
+c = 1, gives the evidence maximiser), m shared by the classes or one per class, by Newton's
+method (:mod:`bayesgen.maths.dirichlet_multinomial_fit`).
 
-Everything here is NumPy and SciPy on arrays; X may be dense or a SciPy sparse matrix.
+Everything here is NumPy and SciPy on arrays, with numba kernels
+(:mod:`bayesgen.maths.dirichlet_multinomial_kernels`) for the histograms and the fit; X may be
+dense or a SciPy sparse matrix.
 """
 
 from __future__ import annotations
@@ -35,6 +36,8 @@ from typing import NamedTuple
 import numpy as np
 import scipy.sparse as sp
 from scipy.special import digamma, gammaln
+
+from bayesgen.maths.dirichlet_multinomial_fit import kernels, newton_fit
 
 __all__ = [
     "CountHistograms",
@@ -88,30 +91,51 @@ class CountHistograms(NamedTuple):
         return int(self.class_count.shape[0])
 
 
-def _aggregate(keys: np.ndarray, level: np.ndarray, weight: np.ndarray):
-    """Unique (key, level) pairs, sorted, with their weights summed (zero weights dropped)."""
-    order = np.lexsort((level, keys))
-    keys, level, weight = keys[order], level[order], weight[order]
-    if keys.size == 0:
-        return keys, level, weight
-    start = np.ones(keys.size, dtype=bool)
-    start[1:] = (keys[1:] != keys[:-1]) | (level[1:] != level[:-1])
+def _aggregate(major, minor, level, weight, n_minor: int):
+    """The unique (major, minor, level) triples, sorted, with their weights summed (zero sums
+    dropped): (major, minor, level, weight).
+
+    Whole levels: one int64 key (cell, level, position) sorted and its runs summed in order
+    (:func:`~bayesgen.maths.dirichlet_multinomial_kernels.sum_runs`); other levels, or keys
+    too large for int64: ``lexsort``.
+    """
+    n_entries = major.size
+    cells = major * n_minor + minor
+    n_cells = int(cells.max()) + 1 if n_entries else 1
+    top = float(level.max()) if n_entries else 0.0
+    n_levels = int(top) + 1 if 0 <= top < 2**62 else 0
+    whole = n_entries and n_levels and np.all((level >= 0) & (level == np.floor(level)))
+    if whole and n_cells * n_levels * n_entries < 2**62:
+        keys = (cells * n_levels + level.astype(np.int64)) * n_entries + np.arange(n_entries)
+        keys.sort()
+        group, summed = kernels().sum_runs(keys, n_entries, weight)
+        cells, whole_level = np.divmod(group, n_levels)
+        major, minor = np.divmod(cells, n_minor)
+        return major, minor, whole_level.astype(np.float64), summed
+    order = np.lexsort((level, cells))
+    cells, level, weight = cells[order], level[order], weight[order]
+    if n_entries == 0:
+        return major[:0], minor[:0], level, weight
+    start = np.ones(n_entries, dtype=bool)
+    start[1:] = (cells[1:] != cells[:-1]) | (level[1:] != level[:-1])
     first = np.flatnonzero(start)
     summed = np.add.reduceat(weight, first)
     keep = summed != 0
-    return keys[first][keep], level[first][keep], summed[keep]
+    major, minor = np.divmod(cells[first][keep], n_minor)
+    return major, minor, level[first][keep], summed[keep]
 
 
 def _nonzeros(X) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(row, column, value) of the non-zero entries of a dense or sparse X."""
+    """(row, column, value) of the non-zero entries of a dense or sparse X, by row."""
     if sp.issparse(X):
-        coo = sp.coo_array(X)
-        keep = coo.data != 0
-        return (
-            coo.row[keep].astype(np.int64),
-            coo.col[keep].astype(np.int64),
-            coo.data[keep].astype(np.float64),
-        )
+        if X.format != "csr":
+            X = sp.csr_array(X)
+        rows = np.repeat(np.arange(X.shape[0], dtype=np.int64), np.diff(X.indptr))
+        cols, values = X.indices.astype(np.int64), X.data.astype(np.float64)
+        if not np.all(values != 0):
+            keep = values != 0
+            rows, cols, values = rows[keep], cols[keep], values[keep]
+        return rows, cols, values
     X = np.asarray(X, dtype=np.float64)
     rows, cols = np.nonzero(X)
     return rows.astype(np.int64), cols.astype(np.int64), X[rows, cols]
@@ -151,16 +175,16 @@ def count_histograms(X, y_codes, n_classes: int, sample_weight=None) -> CountHis
         np.ones(n_documents) if sample_weight is None else np.asarray(sample_weight, np.float64)
     )
     rows, cols, values = _nonzeros(X)
-    cells = y_codes[rows] * n_features + cols
-    cells, word_level, word_weight = _aggregate(cells, values, weight[rows])
-    lengths = np.zeros(n_documents)
-    np.add.at(lengths, rows, values)
-    length_class, length_level, length_weight = _aggregate(y_codes, lengths, weight)
-    row_coefficient = gammaln(lengths + 1.0)
-    np.subtract.at(row_coefficient, rows, gammaln(values + 1.0))
+    word_class, word_feature, word_level, word_weight = _aggregate(
+        y_codes[rows], cols, values, weight[rows], n_features
+    )
+    lengths, row_coefficient = kernels().document_sums(rows, values, n_documents)
+    length_class, _, length_level, length_weight = _aggregate(
+        y_codes, np.zeros(n_documents, dtype=np.int64), lengths, weight, 1
+    )
     return CountHistograms(
-        word_class=cells // n_features,
-        word_feature=cells % n_features,
+        word_class=word_class,
+        word_feature=word_feature,
         word_level=word_level,
         word_weight=word_weight,
         length_class=length_class,
@@ -192,22 +216,23 @@ def merge_histograms(first: CountHistograms, second: CountHistograms) -> CountHi
             f"histograms: expected the same classes and features; got {first.n_classes} x "
             f"{first.n_features} and {second.n_classes} x {second.n_features}."
         )
-    n_features = first.n_features
-    cells, word_level, word_weight = _aggregate(
-        np.concatenate(
-            [part.word_class * n_features + part.word_feature for part in (first, second)]
+    word_class, word_feature, word_level, word_weight = _aggregate(
+        *(
+            np.concatenate([getattr(part, name) for part in (first, second)])
+            for name in ("word_class", "word_feature", "word_level", "word_weight")
         ),
-        np.concatenate([first.word_level, second.word_level]),
-        np.concatenate([first.word_weight, second.word_weight]),
+        first.n_features,
     )
-    length_class, length_level, length_weight = _aggregate(
+    length_class, _, length_level, length_weight = _aggregate(
         np.concatenate([first.length_class, second.length_class]),
+        np.zeros(first.length_class.size + second.length_class.size, dtype=np.int64),
         np.concatenate([first.length_level, second.length_level]),
         np.concatenate([first.length_weight, second.length_weight]),
+        1,
     )
     return CountHistograms(
-        word_class=cells // n_features,
-        word_feature=cells % n_features,
+        word_class=word_class,
+        word_feature=word_feature,
         word_level=word_level,
         word_weight=word_weight,
         length_class=length_class,
@@ -215,7 +240,7 @@ def merge_histograms(first: CountHistograms, second: CountHistograms) -> CountHi
         length_weight=length_weight,
         class_count=first.class_count + second.class_count,
         log_coefficient=first.log_coefficient + second.log_coefficient,
-        n_features=n_features,
+        n_features=first.n_features,
     )
 
 
@@ -348,8 +373,11 @@ class PointFit(NamedTuple):
     mean : numpy.ndarray of shape (n_classes, n_features)
         m_k (rows equal where the mean is shared).
     iterations : int
+        Newton steps taken.
     converged : bool
-        The largest relative change of s and m in the last step was below the tolerance.
+        The last Newton step moved no s_k and no m_kw by more than the tolerance, relative
+        (its convergence being quadratic, the answer is then within about tol² of the
+        maximiser, to rounding).
     """
 
     concentration: np.ndarray
@@ -397,24 +425,23 @@ def fit_concentration(
     shared_mean: bool = False,
     concentration_prior: tuple[float, float] = (1.0, 0.0),
     mean_prior=1.0,
+    initial_concentration=None,
     initial_mean=None,
     tol: float = 1e-10,
     max_iter: int = 20_000,
 ) -> PointFit:
     """The mode of p(s, m | X, y): the evidence maximiser under the flat prior (the default).
 
-    Minka's fixed points, alternated until neither moves by more than ``tol`` (relative):
-
-    * precision, per class: s ← (s Σ_w m_w A_w + a − 1) / (B + b);
-    * mean: m_w ∝ m_w s A_w + c_w − 1, summed over the classes (Σ_k s_k m_w A_kw) where m is
-      shared,
-
-    A, B the digamma sums at α = s m (:func:`log_likelihood_gradient`). Each is the maximiser
-    of a lower bound of the objective that touches it at the current point, so the objective
-    never decreases. Under the flat prior a word a class never shows gets m_kw = 0 (α = 0:
-    the class then gives it probability 0), and data with no overdispersion push s towards
-    ∞ (the multinomial limit), where the search stops at ``max_iter`` unconverged; a Gamma
-    prior with b > 0 and c > 1 keep the mode inside.
+    Newton's method on (s, m) under Σ m = 1, safeguarded (see
+    :mod:`bayesgen.maths.dirichlet_multinomial_fit`): each step solves the KKT system of the
+    objective's quadratic model exactly, in one pass over the histograms, and a step that
+    would decrease the objective is halved, so it never decreases (but by rounding, near
+    the maximum). It stops when a Newton step moves no s_k and no m_kw by more than ``tol``
+    relative. Under the flat prior a word a class never shows gets m_kw = 0 (α = 0: the
+    class then gives it probability 0), and data with no overdispersion push s towards ∞
+    (the multinomial limit), where the search stops at ``max_iter`` unconverged; a Gamma
+    prior with b > 0 and c > 1 keep the mode inside. A class that shows no word keeps s = 1
+    and, under a flat prior of m, its starting m.
 
     Parameters
     ----------
@@ -425,10 +452,16 @@ def fit_concentration(
         Gamma(a, b) on every s_k, a ≥ 1 (the mode exists), b ≥ 0 (b = 0, a = 1: flat).
     mean_prior : float or array-like of shape (n_features,), default 1.0
         Dirichlet(c) on m (each m_k), every c_w ≥ 1 (1: flat).
-    initial_mean : array-like of shape (n_features,), optional
-        Where m starts; default the pooled word frequencies (add-one).
+    initial_concentration : array-like of shape (n_classes,), optional
+        Where s starts; default the s whose expected number of distinct words per document
+        matches the documents'.
+    initial_mean : array-like of shape (n_features,) or (n_classes, n_features), optional
+        Where m starts; default each word's number of documents plus c − 1 (for a word a
+        class never shows, under a flat prior, 0).
     tol : float
+        The largest relative change of any s_k or m_kw in the last Newton step.
     max_iter : int
+        The most Newton steps.
 
     Returns
     -------
@@ -456,50 +489,36 @@ def fit_concentration(
     extra = np.broadcast_to(np.asarray(mean_prior, dtype=np.float64), (n_features,)) - 1.0
     if np.any(extra < 0) or not np.all(np.isfinite(extra)):
         raise ValueError(f"mean_prior: expected Dirichlet concentrations >= 1; got {mean_prior!r}.")
-    present = histograms.class_count > 0
-    if initial_mean is None:
-        pooled = np.bincount(
-            histograms.word_feature,
-            weights=histograms.word_weight * histograms.word_level,
-            minlength=n_features,
-        )
-        initial_mean = pooled + 1.0
-    mean = np.tile(
-        np.asarray(initial_mean, dtype=np.float64) / np.sum(initial_mean), (n_classes, 1)
-    )
-    concentration = np.where(present, float(n_features), 1.0)
-    converged = False
-    iterations = 0
-    while iterations < max_iter:
-        iterations += 1
-        alpha = concentration[:, None] * mean
-        word_sums, length_sums = _digamma_sums(histograms, np.maximum(alpha, 1e-300))
-        word_sums = np.where(alpha > 0, word_sums, 0.0)
-        # The mean's step.
-        if shared_mean:
-            new_mean = mean[0] * (concentration[:, None] * word_sums).sum(axis=0) + extra
-            new_mean = np.tile(new_mean / new_mean.sum(), (n_classes, 1))
-        else:
-            new_mean = mean * concentration[:, None] * word_sums + extra
-            new_mean /= new_mean.sum(axis=1, keepdims=True)
-        # The precision's step at the new mean (its digamma sums recomputed there).
-        alpha = concentration[:, None] * new_mean
-        word_sums, length_sums = _digamma_sums(histograms, np.maximum(alpha, 1e-300))
-        word_sums = np.where(alpha > 0, word_sums, 0.0)
-        numerator = concentration * (new_mean * word_sums).sum(axis=1) + shape - 1.0
-        denominator = length_sums + rate
-        with np.errstate(divide="ignore", invalid="ignore"):
-            new_concentration = np.where(
-                present & (denominator > 0), numerator / denominator, concentration
+    if initial_mean is not None:
+        initial_mean = np.asarray(initial_mean, dtype=np.float64)
+        if initial_mean.shape not in ((n_features,), (n_classes, n_features)) or not np.all(
+            np.isfinite(initial_mean) & (initial_mean >= 0)
+        ):
+            raise ValueError(
+                f"initial_mean: expected finite values >= 0 of shape ({n_features},) or "
+                f"({n_classes}, {n_features}); got shape {initial_mean.shape}."
             )
-        change = max(
-            float(np.max(np.abs(new_concentration / concentration - 1.0))),
-            float(np.max(np.abs(new_mean - mean) / np.maximum(mean, 1e-300), initial=0.0)),
-        )
-        concentration, mean = new_concentration, new_mean
-        if change < tol:
-            converged = True
-            break
+        initial_mean = initial_mean / initial_mean.sum(axis=-1, keepdims=True)
+    if initial_concentration is not None:
+        initial_concentration = np.array(initial_concentration, dtype=np.float64)
+        if initial_concentration.shape != (n_classes,) or not np.all(
+            np.isfinite(initial_concentration) & (initial_concentration > 0)
+        ):
+            raise ValueError(
+                f"initial_concentration: expected {n_classes} finite values > 0; got "
+                f"{initial_concentration!r}."
+            )
+    concentration, mean, iterations, converged = newton_fit(
+        histograms,
+        shared=shared_mean,
+        shape=shape,
+        rate=rate,
+        extra=np.array(extra),
+        initial_concentration=initial_concentration,
+        initial_mean=initial_mean,
+        tol=tol,
+        max_iter=max_iter,
+    )
     return PointFit(concentration, mean, iterations, converged)
 
 

@@ -1,0 +1,608 @@
+"""The point fit of the Dirichlet compound multinomial: Newton's method on (s, m).
+
+:func:`newton_fit` maximises F(s, m) = log p(X | y, s, m) + log p(s) + log p(m) (the
+objective of :func:`bayesgen.maths.dirichlet_multinomial.log_objective`) over the precisions
+s_k and the means m (one per class, or one shared), Σ_w m_w = 1, from the count histograms.
+
+With α = s m, the likelihood's derivatives in α are A_w − B (A_w the digamma sums of the
+word's levels at α_w, B those of the lengths at s) and its Hessian is diag(Q) + Z 11ᵀ (Q_w < 0
+the trigamma sums, Z > 0 the lengths'; Minka 2000, "Estimating a Dirichlet distribution",
+the Pólya section). In (s, m) the Z 11ᵀ part, and every term constant over the words, vanish
+on the plane Σ Δm = 0, so the Newton step is the solution of a KKT system whose m block is
+diagonal: eliminating Δm leaves a 2 × 2 system per class (one m per class), or K + 1 (a shared
+m), solved exactly in O(cells). The cost is one pass over the histograms' entries per
+iteration, and Newton's convergence is quadratic: 6 to 10 steps from the start below, where
+the fixed point of Minka (the mean's step alternated with the precision's) took 150.
+
+Only the (class, word) cells the documents show are variables. Under a flat prior of m a
+cell no document of its class shows has m = 0 at the maximum (the likelihood decreases in
+it), and stays 0; under a Dirichlet(c) prior with c_w > 1 all the unseen cells of a class (of
+all the classes, where m is shared) have m_w ∝ c_w − 1 at the maximum, and keep it on the
+way: they are one variable ρ (m_w = ρ (c_w − 1)).
+
+Safeguards. The start is the word frequencies plus c − 1, each class's s from a 1-D Newton
+on log s at that m. A step is cut to keep s and m at least a tenth of their values, and
+halved until F does not decrease (F of each class separately, where the means are one per
+class: the classes are then independent). Where the Hessian is not negative definite on the
+plane, or the Newton step does not increase F, the step is the uncoupled one (the m block's
+Newton step with s fixed, concave, and a 1-D step in log s). Where the gain the quadratic
+model predicts is below the rounding of F (1e-11 of its terms' size), the step is taken
+without the test, which rounding could not decide. It stops when the Newton step moves no
+s_k, m_kw or ρ by more than ``tol`` relative: its quadratic convergence puts the answer then
+within about tol² of the maximiser, to rounding.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import TYPE_CHECKING, NamedTuple
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from types import ModuleType
+
+    from bayesgen.maths.dirichlet_multinomial import CountHistograms
+
+#: The predicted gain below which F's rounding cannot tell a step's effect, relative to the
+#: size of F's terms.
+ROUNDING = 1e-11
+#: A step keeps every s and m at least this fraction of its value.
+KEEP = 0.1
+#: Halvings of a step before it is given up.
+MAX_HALVINGS = 60
+#: The start's Newton steps on log s: at most this many, each at most this long.
+START_STEPS, START_STEP_LIMIT = 30, 2.0
+
+
+@functools.cache
+def kernels() -> ModuleType:
+    """:mod:`bayesgen.maths.dirichlet_multinomial_kernels`, imported on first use (numba)."""
+    from bayesgen.maths import dirichlet_multinomial_kernels  # heavy: numba
+
+    return dirichlet_multinomial_kernels
+
+
+class _Problem(NamedTuple):
+    """What the search keeps fixed: the entries by (class, word) cell, and the prior.
+
+    A *coordinate* is one free value of m: a cell (means per class) or a word (shared); a
+    *group* is the coordinates that sum to 1 with its unseen words, ρ Σ (c_w − 1) (a class,
+    or all of them). Cells and coordinates are sorted by class and group.
+    """
+
+    cell_class: np.ndarray
+    class_cell_start: np.ndarray
+    cell_coordinate: np.ndarray
+    coordinate_cells: np.ndarray
+    coordinate_cell_start: np.ndarray
+    cell_count: np.ndarray
+    words: _Sums
+    lengths: _Sums
+    coordinate_feature: np.ndarray
+    coordinate_extra: np.ndarray
+    coordinate_start: np.ndarray
+    coordinate_group: np.ndarray
+    class_group: np.ndarray
+    unseen_extra: np.ndarray
+    unseen_constant: np.ndarray
+    free: np.ndarray
+    moving: np.ndarray
+    shape: float
+    rate: float
+    shared: bool
+
+
+class _Sums(NamedTuple):
+    """The entries of the segments (cells, or classes' lengths) in the exceedance form of
+    :func:`~bayesgen.maths.dirichlet_multinomial_kernels.exceedance_pairs`."""
+
+    pair_segment: np.ndarray
+    pair_offset: np.ndarray
+    pair_weight: np.ndarray
+    class_pair_start: np.ndarray
+    other_segment: np.ndarray
+    other_level: np.ndarray
+    other_weight: np.ndarray
+    segment_class: np.ndarray
+
+
+def _sums(start, level, weight, segment_class, n_classes) -> _Sums:
+    pair_segment, pair_offset, pair_weight, other = kernels().exceedance_pairs(start, level, weight)
+    return _Sums(
+        pair_segment,
+        pair_offset,
+        pair_weight,
+        _starts(segment_class[pair_segment], n_classes),
+        np.searchsorted(start, other, side="right") - 1,
+        level[other],
+        weight[other],
+        segment_class,
+    )
+
+
+def _rising_sums(sums: _Sums, alpha: np.ndarray, n_classes: int, value: bool):
+    """Σ w [lnΓ(α + c) − lnΓ(α)] of each class (0 unless ``value``), and the digamma and
+    trigamma sums of each segment."""
+    first, second, factor = kernels().pair_sums(
+        alpha, sums.pair_segment, sums.pair_offset, sums.pair_weight, alpha.size
+    )
+    other = kernels().other_sums(
+        alpha,
+        sums.other_segment,
+        sums.other_level,
+        sums.other_weight,
+        sums.segment_class,
+        first,
+        second,
+        n_classes,
+    )
+    if value:
+        other += kernels().weighted_group_sums(
+            sums.pair_weight, np.log(factor), sums.class_pair_start
+        )
+    return other, first, second
+
+
+class _Point(NamedTuple):
+    concentration: np.ndarray  # s, (K,)
+    coordinates: np.ndarray  # m at the coordinates, (P,)
+    unseen: np.ndarray  # ρ of each group, (G,)
+
+
+class _Evaluation(NamedTuple):
+    value: np.ndarray  # F of each group
+    scale: np.ndarray  # the size of F's terms of each group (its rounding's scale)
+    word_first: np.ndarray  # A: ψ(α + c) − ψ(α) summed over each cell's entries
+    word_second: np.ndarray  # −Q > 0: ψ'(α) − ψ'(α + c) likewise
+    length_first: np.ndarray  # B of each class
+    length_second: np.ndarray  # Z > 0 of each class
+
+
+class _Direction(NamedTuple):
+    concentration: np.ndarray
+    coordinates: np.ndarray
+    unseen: np.ndarray
+    slope: np.ndarray  # the derivative of each group's F along the direction
+
+
+def _sorted_entries(cells: np.ndarray, level: np.ndarray, weight: np.ndarray):
+    """The entries by cell, levels increasing within a cell (made so where they are not)."""
+    if cells.size and (
+        np.any(cells[1:] < cells[:-1])
+        or np.any((cells[1:] == cells[:-1]) & (level[1:] < level[:-1]))
+    ):
+        order = np.lexsort((level, cells))
+        return cells[order], level[order], weight[order]
+    return cells, level, weight
+
+
+def _starts(sorted_key: np.ndarray, n_keys: int) -> np.ndarray:
+    """Where each key's run begins in ``sorted_key``, and its end: (n_keys + 1,)."""
+    return np.searchsorted(sorted_key, np.arange(n_keys + 1)).astype(np.int64)
+
+
+def _by_group(ufunc, values: np.ndarray, start: np.ndarray, empty: float) -> np.ndarray:
+    """``ufunc`` over each group's contiguous run of ``values`` (``empty`` for none)."""
+    out = np.full(start.size - 1, empty)
+    nonempty = start[1:] > start[:-1]
+    if nonempty.any():
+        out[nonempty] = ufunc.reduceat(values, start[:-1][nonempty])
+    return out
+
+
+def _problem(histograms: CountHistograms, shared: bool, shape, rate, extra) -> _Problem:
+    n_classes, n_features = histograms.n_classes, histograms.n_features
+    cells, level, weight = _sorted_entries(
+        histograms.word_class * n_features + histograms.word_feature,
+        histograms.word_level,
+        histograms.word_weight,
+    )
+    first = np.flatnonzero(np.r_[True, cells[1:] != cells[:-1]]) if cells.size else cells
+    cell_class, cell_feature = np.divmod(cells[first], n_features)
+    lengths, length_level, length_weight = _sorted_entries(
+        histograms.length_class, histograms.length_level, histograms.length_weight
+    )
+    positive = extra > 0
+    extra_log_extra = np.where(positive, extra * np.log(np.where(positive, extra, 1.0)), 0.0)
+    if shared:
+        unseen = np.bincount(cell_feature, minlength=n_features) == 0
+        coordinate_feature = np.flatnonzero(~unseen)
+        cell_coordinate = np.searchsorted(coordinate_feature, cell_feature)
+        coordinate_group = np.zeros(coordinate_feature.size, dtype=np.int64)
+        class_group = np.zeros(n_classes, dtype=np.int64)
+        unseen_extra = np.array([extra[unseen].sum()])
+        unseen_constant = np.array([extra_log_extra[unseen].sum()])
+    else:
+        coordinate_feature, cell_coordinate = cell_feature, np.arange(first.size)
+        coordinate_group, class_group = cell_class, np.arange(n_classes)
+        # Σ over the unseen words as the total less the seen ones; exactly 0 where no unseen
+        # word has c > 1.
+        unseen_positive = positive.sum() - np.bincount(
+            cell_class, positive[cell_feature], minlength=n_classes
+        )
+        unseen_extra, unseen_constant = (
+            np.where(unseen_positive > 0, total - np.bincount(cell_class, part, n_classes), 0.0)
+            for total, part in (
+                (extra.sum(), extra[cell_feature]),
+                (extra_log_extra.sum(), extra_log_extra[cell_feature]),
+            )
+        )
+    entry_start = np.append(first, cells.size).astype(np.int64)
+    # A class that shows no word has nothing to fit.
+    free = np.bincount(cell_class, minlength=n_classes) > 0
+    return _Problem(
+        cell_class=cell_class,
+        class_cell_start=_starts(cell_class, n_classes),
+        cell_coordinate=cell_coordinate,
+        # The cells of each coordinate (a shared m's system sums over their pairs).
+        coordinate_cells=np.argsort(cell_coordinate, kind="stable") if shared else first[:0],
+        coordinate_cell_start=(
+            _starts(np.sort(cell_coordinate), coordinate_feature.size) if shared else first[:0]
+        ),
+        cell_count=np.add.reduceat(weight, first) if cells.size else np.zeros(0),
+        words=_sums(entry_start, level, weight, cell_class, n_classes),
+        lengths=_sums(
+            _starts(lengths, n_classes),
+            length_level,
+            length_weight,
+            np.arange(n_classes),
+            n_classes,
+        ),
+        coordinate_feature=coordinate_feature,
+        coordinate_extra=extra[coordinate_feature],
+        coordinate_start=_starts(coordinate_group, unseen_extra.size),
+        coordinate_group=coordinate_group,
+        class_group=class_group,
+        unseen_extra=unseen_extra,
+        unseen_constant=unseen_constant,
+        free=free,
+        moving=np.bincount(class_group, free, minlength=unseen_extra.size) > 0,
+        shape=float(shape),
+        rate=float(rate),
+        shared=shared,
+    )
+
+
+def _evaluate(problem: _Problem, point: _Point, *, value: bool = True) -> _Evaluation:
+    """F of each group (where ``value``) and the digamma and trigamma sums at ``point``."""
+    s, m, rho = point
+    n_classes, n_groups = s.size, rho.size
+    alpha = s[problem.cell_class] * m[problem.cell_coordinate]
+    word_value, word_first, word_second = _rising_sums(problem.words, alpha, n_classes, value)
+    length_value, length_first, length_second = _rising_sums(problem.lengths, s, n_classes, value)
+    if not value:
+        empty = np.zeros(n_groups)
+        return _Evaluation(empty, empty, word_first, word_second, length_first, length_second)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        class_value = word_value - length_value + (problem.shape - 1.0) * np.log(s)
+        unseen_value = problem.unseen_extra * np.log(rho)
+    class_value = np.where(problem.free, class_value - problem.rate * s, 0.0)
+    unseen_value = np.where(problem.unseen_extra > 0, unseen_value, 0.0)
+    # Σ (c − 1) log m (of no use under a flat prior); each term ≤ 0, so it is its own size.
+    mean_value = (
+        kernels().weighted_group_sums(problem.coordinate_extra, np.log(m), problem.coordinate_start)
+        if problem.coordinate_extra.any()
+        else np.zeros(n_groups)
+    )
+    group_value = (
+        np.bincount(problem.class_group, class_value, minlength=n_groups)
+        + mean_value
+        + unseen_value
+        + problem.unseen_constant
+    )
+    size = np.where(problem.free, np.abs(word_value) + np.abs(length_value), 0.0)
+    scale = np.bincount(problem.class_group, size, minlength=n_groups) + np.abs(mean_value)
+    return _Evaluation(group_value, scale, word_first, word_second, length_first, length_second)
+
+
+def _precision_derivatives(problem: _Problem, point: _Point, at: _Evaluation):
+    """∂F/∂s and ∂²F/∂s² of each class at fixed m."""
+    s = point.concentration
+    m = point.coordinates[problem.cell_coordinate]
+    mean_first = kernels().weighted_group_sums(m, at.word_first, problem.class_cell_start)
+    mean_second = kernels().weighted_group_sums(m * m, at.word_second, problem.class_cell_start)
+    gradient = mean_first - at.length_first + (problem.shape - 1.0) / s - problem.rate
+    curvature = at.length_second - mean_second - (problem.shape - 1.0) / s**2
+    return gradient, curvature
+
+
+def _log_precision_step(s, gradient, curvature, limit):
+    """A Newton step on log s, at most ``limit`` long; ``limit`` uphill where F is not
+    concave in log s."""
+    log_curvature = s**2 * curvature + s * gradient
+    with np.errstate(divide="ignore", invalid="ignore"):
+        step = np.where(log_curvature < 0, -s * gradient / log_curvature, limit * np.sign(gradient))
+    return np.clip(np.nan_to_num(step), -limit, limit)
+
+
+def _direction(problem: _Problem, point: _Point, at: _Evaluation, coupled: np.ndarray):
+    """Each group's Newton step where ``coupled`` and the Newton step is uphill, else its
+    uncoupled step (see the module's docstring); which groups took Newton's; each group's
+    longest step t ≤ 1 keeping every value ≥ KEEP times itself, and its largest relative
+    change |Δx / x| at t = 1."""
+    if problem.shared:
+        direction, newton = _shared_direction(problem, point, at, coupled)
+        return (direction, newton, *_step_sizes(problem, point, direction))
+    step_s, step_m, step_rho, slope, newton, longest, relative = kernels().class_direction(
+        problem.coordinate_start,
+        point.concentration,
+        point.coordinates,
+        point.unseen,
+        at.word_first,
+        at.word_second,
+        problem.coordinate_extra,
+        problem.unseen_extra,
+        at.length_first,
+        at.length_second,
+        problem.shape,
+        problem.rate,
+        problem.free,
+        coupled,
+        ROUNDING * at.scale,
+        KEEP,
+    )
+    return _Direction(step_s, step_m, step_rho, slope), newton, longest, relative
+
+
+def _shared_direction(problem: _Problem, point: _Point, at: _Evaluation, coupled: np.ndarray):
+    """:func:`_direction` of a shared m, whose (K + 1) × (K + 1) system couples the classes."""
+    s, rho = point.concentration, point.unseen
+    gradient_s, curvature_s = _precision_derivatives(problem, point, at)
+    gradient_m, inverse_d, cross, border, border_rhs = kernels().mean_derivatives(
+        problem.cell_class,
+        problem.cell_coordinate,
+        problem.coordinate_group,
+        s,
+        point.coordinates,
+        at.word_first,
+        at.word_second,
+        problem.coordinate_extra,
+        rho.size,
+    )
+    # ρ's row: gradient E/ρ, curvature −E/ρ², weight E in Σ m = 1 (E = Σ (c_w − 1) unseen).
+    border -= problem.unseen_extra * rho**2
+    border_rhs -= problem.unseen_extra * rho
+    with np.errstate(divide="ignore", invalid="ignore"):
+        uncoupled_multiplier = np.where(border != 0, -border_rhs / border, 0.0)
+    uncoupled_s = s * _log_precision_step(s, gradient_s, curvature_s, 1.0)
+    parts = (gradient_s, gradient_m, inverse_d, cross)
+    result = _step(problem, point, parts, uncoupled_s, uncoupled_multiplier, coupled=False)
+    newton_s, newton_multiplier = _shared_newton(problem, curvature_s, *parts, border, border_rhs)
+    use = coupled & problem.moving & np.isfinite(newton_multiplier)
+    use &= np.bincount(problem.class_group, ~np.isfinite(newton_s), minlength=rho.size) == 0
+    if not use.any():
+        return result, use
+    newton_s = np.where(use[problem.class_group], newton_s, 0.0)
+    newton = _step(
+        problem, point, parts, newton_s, np.where(use, newton_multiplier, 0.0), coupled=True
+    )
+    # On a negative definite Hessian the Newton step's slope is g'(−H)⁻¹g ≥ 0: below 0 only
+    # by rounding, near the maximum.
+    use &= newton.slope > -ROUNDING * at.scale
+    by_class, by_coordinate = use[problem.class_group], use[problem.coordinate_group]
+    return (
+        _Direction(
+            np.where(by_class, newton.concentration, result.concentration),
+            np.where(by_coordinate, newton.coordinates, result.coordinates),
+            np.where(use, newton.unseen, result.unseen),
+            np.where(use, newton.slope, result.slope),
+        ),
+        use,
+    )
+
+
+def _step(problem: _Problem, point: _Point, parts, step_s, multiplier, *, coupled: bool):
+    """The whole step from Δs and the multiplier λ of Σ m = 1 (the KKT system's m rows,
+    with the cross terms where ``coupled``); frozen classes and groups kept still."""
+    gradient_s, gradient_m, inverse_d, cross = parts
+    rho = point.unseen
+    step_s = np.where(problem.free, step_s, 0.0)
+    step_m, slope = kernels().mean_step(
+        problem.cell_class,
+        problem.cell_coordinate,
+        problem.coordinate_group,
+        gradient_m,
+        inverse_d,
+        cross,
+        step_s if coupled else np.zeros_like(step_s),
+        multiplier,
+        problem.moving,
+        rho.size,
+    )
+    has_unseen = problem.moving & (problem.unseen_extra > 0)
+    step_rho = np.where(has_unseen, rho + rho**2 * multiplier, 0.0)
+    slope += np.bincount(problem.class_group, gradient_s * step_s, minlength=rho.size)
+    slope += np.where(has_unseen, problem.unseen_extra / rho * step_rho, 0.0)
+    return _Direction(step_s, step_m, step_rho, slope)
+
+
+def _shared_newton(
+    problem, curvature_s, gradient_s, gradient_m, inverse_d, cross, border, border_rhs
+):
+    """(Δs, λ) of the (K + 1) × (K + 1) system of a shared m; NaN where its Hessian is not
+    negative definite on the plane Σ Δm = 0."""
+    free = np.flatnonzero(problem.free)
+    failed = np.full(curvature_s.size, np.nan), np.array([np.nan])
+    pivot = -border[0]
+    if not pivot > 0:
+        return failed
+    matrix, linear, rhs = kernels().shared_system(
+        problem.coordinate_cell_start,
+        problem.coordinate_cells,
+        problem.cell_class,
+        cross,
+        gradient_m,
+        inverse_d,
+        curvature_s.size,
+    )
+    s_border = -linear[free]
+    reduced = np.diag(curvature_s[free]) - matrix[np.ix_(free, free)]
+    reduced -= np.outer(s_border, s_border) / pivot
+    reduced_rhs = rhs[free] - gradient_s[free] - s_border * border_rhs[0] / pivot
+    # Jacobi scaling: the precisions' rows differ by orders of magnitude.
+    scaling = 1.0 / np.sqrt(np.abs(np.diag(reduced)))
+    try:
+        factor = np.linalg.cholesky(-(reduced * scaling[:, None] * scaling[None, :]))
+    except np.linalg.LinAlgError:
+        return failed
+    solved = np.linalg.solve(factor.T, np.linalg.solve(factor, -reduced_rhs * scaling))
+    step_s = np.zeros(curvature_s.size)
+    step_s[free] = solved * scaling
+    return step_s, np.array([(border_rhs[0] - s_border @ step_s[free]) / pivot])
+
+
+def _moved(problem: _Problem, point: _Point, direction: _Direction, t: np.ndarray) -> _Point:
+    """point + t Δ (t per group), each group's m renormalised against rounding."""
+    m, rho = kernels().moved_means(
+        point.coordinates,
+        direction.coordinates,
+        t,
+        problem.coordinate_group,
+        point.unseen,
+        direction.unseen,
+        problem.unseen_extra,
+    )
+    return _Point(point.concentration + t[problem.class_group] * direction.concentration, m, rho)
+
+
+def _step_sizes(problem: _Problem, point: _Point, direction: _Direction):
+    """Each group's longest step t ≤ 1 keeping every value ≥ KEEP times itself, and its
+    largest relative change |Δx / x| at t = 1."""
+    longest, relative = kernels().step_bounds(
+        point.coordinates,
+        direction.coordinates,
+        problem.coordinate_group,
+        point.unseen.size,
+        KEEP,
+    )
+    for values, steps, group in (
+        (point.concentration, direction.concentration, problem.class_group),
+        (point.unseen, direction.unseen, np.arange(point.unseen.size)),
+    ):
+        more_longest, more_relative = kernels().step_bounds(
+            values, steps, group, point.unseen.size, KEEP
+        )
+        longest, relative = np.minimum(longest, more_longest), np.maximum(relative, more_relative)
+    return longest, relative
+
+
+def _distinct_word_precision(problem: _Problem) -> np.ndarray:
+    """The s of each class whose expected number of distinct words per document, summed,
+    s Σ_d [ψ(s + n_d) − ψ(s)] (the Chinese restaurant's tables: exact where every α_w is
+    small), is the number the documents show; 1 for a class without."""
+    s = np.ones(problem.free.size)
+    shown = np.bincount(problem.cell_class, problem.cell_count, minlength=s.size)
+    for _ in range(START_STEPS):
+        _, first, second = _rising_sums(problem.lengths, s, s.size, False)
+        expected = s * first
+        slope = expected - s * s * second  # d/d log s, > 0
+        with np.errstate(divide="ignore", invalid="ignore"):
+            step = np.where(problem.free & (slope > 0), (shown - expected) / slope, 0.0)
+        step = np.clip(np.nan_to_num(step), -START_STEP_LIMIT, START_STEP_LIMIT)
+        s = s * np.exp(step)
+        if np.max(np.abs(step), initial=0.0) < 1e-3:
+            break
+    return s
+
+
+def _start(problem: _Problem, initial_concentration, initial_mean) -> _Point:
+    """m from ``initial_mean`` or each word's documents plus c − 1 (the maximum's m where
+    every α is small); s from ``initial_concentration`` or the distinct words."""
+    n_groups = problem.unseen_extra.size
+    if initial_mean is None:
+        m = np.bincount(
+            problem.cell_coordinate, problem.cell_count, minlength=problem.coordinate_extra.size
+        )
+        m = m + problem.coordinate_extra
+        rho = np.ones(n_groups)
+    else:
+        rows = np.broadcast_to(initial_mean, (problem.free.size, initial_mean.shape[-1]))
+        by_group = rows[np.searchsorted(problem.class_group, np.arange(n_groups))]
+        m = by_group[problem.coordinate_group, problem.coordinate_feature]
+        # ρ from the mass of the unseen words, where they have c > 1.
+        unseen_mass = 1.0 - _by_group(np.add, m, problem.coordinate_start, 0.0)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            rho = np.where(problem.unseen_extra > 0, unseen_mass / problem.unseen_extra, 1.0)
+        rho = np.where(rho > 0, rho, 1.0 / np.maximum(problem.unseen_extra, 1.0))
+    s = (
+        _distinct_word_precision(problem)
+        if initial_concentration is None
+        else initial_concentration
+    )
+    no_step = _Direction(np.zeros_like(s), np.zeros_like(m), np.zeros(n_groups), None)
+    return _moved(problem, _Point(s, m, rho), no_step, np.zeros(n_groups))
+
+
+def newton_fit(
+    histograms: CountHistograms,
+    *,
+    shared: bool,
+    shape: float,
+    rate: float,
+    extra: np.ndarray,
+    initial_concentration,
+    initial_mean,
+    tol: float,
+    max_iter: int,
+):
+    """(s (K,), m (K, V), iterations, converged): see
+    :func:`bayesgen.maths.dirichlet_multinomial.fit_concentration`."""
+    problem = _problem(histograms, shared, shape, rate, extra)
+    point = _start(problem, initial_concentration, initial_mean)
+    current = _evaluate(problem, point)
+    done = ~problem.moving
+    stuck = np.zeros_like(done)
+    coupled = np.ones_like(done)
+    iterations = 0
+    while iterations < max_iter and not np.all(done | stuck):
+        iterations += 1
+        direction, newton, longest, relative = _direction(problem, point, current, coupled)
+        finishing = newton & (longest == 1.0) & (relative < tol) & ~done & ~stuck
+        t = np.where(done | stuck, 0.0, longest)
+        # Below F's rounding the test cannot decide: near the maximum, Newton's step is taken.
+        accepted = done | stuck | finishing | (direction.slope <= ROUNDING * current.scale)
+        trial = current
+        for _ in range(MAX_HALVINGS):
+            trial = _evaluate(problem, _moved(problem, point, direction, t))
+            accepted |= trial.value >= current.value
+            if accepted.all():
+                break
+            t = np.where(accepted, t, 0.5 * t)
+        failed = ~accepted
+        # A Newton step that failed is followed by an uncoupled one; an uncoupled one that
+        # failed leaves nothing to try.
+        stuck |= failed & ~newton
+        coupled = ~(failed & newton)
+        t = np.where(failed, 0.0, t)
+        point = _moved(problem, point, direction, t)
+        current = _evaluate(problem, point) if failed.any() else trial
+        done |= finishing
+    mean = _dense_mean(problem, point, histograms, extra, initial_mean)
+    return point.concentration, mean, iterations, bool(np.all(done))
+
+
+def _dense_mean(problem, point, histograms, extra, initial_mean):
+    """m as a (K, V) array: the coordinates, ρ (c_w − 1) at the unseen words; a class with
+    neither keeps its start, ``initial_mean`` or the pooled word frequencies (add-one)."""
+    n_classes = problem.free.size
+    if problem.shared:
+        row = point.unseen[0] * extra
+        row[problem.coordinate_feature] = point.coordinates
+        return np.tile(row, (n_classes, 1))
+    mean = point.unseen[:, None] * extra[None, :]
+    mean[problem.cell_class, problem.coordinate_feature] = point.coordinates
+    empty = (np.diff(problem.coordinate_start) == 0) & (problem.unseen_extra == 0)
+    if empty.any():
+        if initial_mean is None:
+            initial_mean = (
+                np.bincount(
+                    histograms.word_feature,
+                    weights=histograms.word_weight * histograms.word_level,
+                    minlength=histograms.n_features,
+                )
+                + 1.0
+            )
+        rows = np.broadcast_to(initial_mean, mean.shape)
+        mean[empty] = rows[empty] / rows[empty].sum(axis=1, keepdims=True)
+    return mean

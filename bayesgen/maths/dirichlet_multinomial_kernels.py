@@ -1,0 +1,565 @@
+"""Numba kernels of the Dirichlet compound multinomial
+(:mod:`bayesgen.maths.dirichlet_multinomial`).
+
+* :func:`sum_runs` sums the weights of the entries of one (class, word, level) once a single
+  int64 key, (cell, level, position), has been sorted (one ``np.sort`` of integers, which NumPy
+  vectorises, where ``lexsort`` of three arrays cost ten times as much).
+* :func:`document_sums` gives each document's length and multinomial coefficient, log n! −
+  Σ_w log x_w!, from a table of log c! for the whole counts below 1,024.
+* :func:`rising_terms` and :func:`segment_sums` give lnΓ(α + c) − lnΓ(α) and its first two
+  derivatives in α, ψ(α + c) − ψ(α) and ψ'(α) − ψ'(α + c). For a whole c ≤ ``DIRECT_LEVELS``
+  they are the sums Σ_{j<c} log(α + j) (one logarithm of the product), Σ_{j<c} 1/(α + j) and
+  Σ_{j<c} 1/(α + j)², exact to rounding; most count levels of text are 1, 2 or 3, so these cost
+  a few divisions where SciPy's ``digamma`` costs a series. Other levels use the recurrence
+  ψ(x) = ψ(x + 1) − 1/x up to x ≥ ``ASYMPTOTIC_FROM`` and the asymptotic (Bernoulli) series of
+  ψ and ψ' there, accurate to 1e-18, and ``math.lgamma`` for the value.
+
+Imported on first use (see ``_kernels`` in :mod:`bayesgen.maths.dirichlet_multinomial_fit`):
+importing numba takes a fraction of a second and compiling these a few seconds once
+(``cache=True`` keeps the machine code on disk).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+#: Whole levels up to this are summed term by term.
+DIRECT_LEVELS = 16
+#: ψ and ψ' are their asymptotic series from here on (the next term is below 1e-18 there).
+ASYMPTOTIC_FROM = 16.0
+#: log c! is looked up for the whole counts below this.
+LOG_FACTORIAL_TABLE = 1024
+#: The product of the factors α + j is logged before it can overflow.
+PRODUCT_LIMIT = 1e280
+
+
+@njit(cache=True)
+def sum_runs(keys, n_positions, weight):
+    """The runs of equal ``keys // n_positions`` in sorted ``keys``, each with the sum of
+    ``weight[keys % n_positions]`` over its members in that order; runs summing to 0 dropped.
+
+    Returns
+    -------
+    (group, summed) : two arrays of one length
+    """
+    group = np.empty(keys.size, dtype=np.int64)
+    summed = np.empty(keys.size)
+    n_out = 0
+    index = 0
+    while index < keys.size:
+        current = keys[index] // n_positions
+        total = 0.0
+        while index < keys.size and keys[index] // n_positions == current:
+            total += weight[keys[index] - current * n_positions]
+            index += 1
+        if total != 0:
+            group[n_out] = current
+            summed[n_out] = total
+            n_out += 1
+    return group[:n_out], summed[:n_out]
+
+
+@njit(cache=True, inline="always")
+def _log_factorial(value, table):
+    if value < table.size and value >= 0.0:  # (a chained comparison compiles 7x slower)
+        whole = int(value)
+        if whole == value:
+            return table[whole]
+    return math.lgamma(value + 1.0)
+
+
+@njit(cache=True)
+def document_sums(rows, values, n_rows):
+    """Each row's total (its length n) and log n! − Σ log x!, over the entries (row, x)."""
+    table = np.empty(LOG_FACTORIAL_TABLE)
+    for count in range(LOG_FACTORIAL_TABLE):
+        table[count] = math.lgamma(count + 1.0)
+    lengths = np.zeros(n_rows)
+    for index in range(rows.size):
+        lengths[rows[index]] += values[index]
+    coefficient = np.empty(n_rows)
+    for row in range(n_rows):
+        coefficient[row] = _log_factorial(lengths[row], table)
+    for index in range(rows.size):
+        coefficient[rows[index]] -= _log_factorial(values[index], table)
+    return lengths, coefficient
+
+
+@njit(cache=True)
+def _digamma_series(x):
+    """ψ(x) for x ≥ ``ASYMPTOTIC_FROM``: log x − 1/(2x) − Σ_k B_2k / (2k x^2k)."""
+    inverse = 1.0 / x
+    square = inverse * inverse
+    series = square * (
+        1.0 / 12.0
+        - square
+        * (
+            1.0 / 120.0
+            - square
+            * (
+                1.0 / 252.0
+                - square
+                * (
+                    1.0 / 240.0
+                    - square * (1.0 / 132.0 - square * (691.0 / 32760.0 - square / 12.0))
+                )
+            )
+        )
+    )
+    return math.log(x) - 0.5 * inverse - series
+
+
+@njit(cache=True)
+def _trigamma_series(x):
+    """ψ'(x) for x ≥ ``ASYMPTOTIC_FROM``: 1/x + 1/(2x²) + Σ_k B_2k / x^(2k+1)."""
+    inverse = 1.0 / x
+    square = inverse * inverse
+    series = (
+        inverse
+        * square
+        * (
+            1.0 / 6.0
+            - square
+            * (
+                1.0 / 30.0
+                - square
+                * (
+                    1.0 / 42.0
+                    - square
+                    * (
+                        1.0 / 30.0
+                        - square * (5.0 / 66.0 - square * (691.0 / 2730.0 - square * 7.0 / 6.0))
+                    )
+                )
+            )
+        )
+    )
+    return inverse + 0.5 * square + series
+
+
+@njit(cache=True, error_model="numpy")
+def _rising(alpha, level, with_value):
+    """(lnΓ(α + c) − lnΓ(α), ψ(α + c) − ψ(α), ψ'(α) − ψ'(α + c)) at α > 0, c = ``level``;
+    the value is 0 unless ``with_value``."""
+    whole = int(level)
+    if whole == level and whole >= 0 and whole <= DIRECT_LEVELS:
+        first = 0.0
+        second = 0.0
+        value = 0.0
+        product = 1.0
+        for j in range(whole):
+            factor = alpha + j
+            inverse = 1.0 / factor
+            first += inverse
+            second += inverse * inverse
+            product *= factor
+            if product > PRODUCT_LIMIT:
+                value += math.log(product)
+                product = 1.0
+        if with_value:
+            value += math.log(product)
+        return value, first, second
+    # ψ(α) = ψ(x) − Σ 1/(α + j) with x = α + (number of terms) ≥ ASYMPTOTIC_FROM, and so on.
+    low_first = 0.0
+    low_second = 0.0
+    low = alpha
+    while low < ASYMPTOTIC_FROM:
+        inverse = 1.0 / low
+        low_first += inverse
+        low_second += inverse * inverse
+        low += 1.0
+    high_first = 0.0
+    high_second = 0.0
+    high = alpha + level
+    while high < ASYMPTOTIC_FROM:
+        inverse = 1.0 / high
+        high_first += inverse
+        high_second += inverse * inverse
+        high += 1.0
+    first = (_digamma_series(high) - _digamma_series(low)) + (low_first - high_first)
+    second = (_trigamma_series(low) - _trigamma_series(high)) + (low_second - high_second)
+    value = math.lgamma(alpha + level) - math.lgamma(alpha) if with_value else 0.0
+    return value, first, second
+
+
+@njit(cache=True, error_model="numpy")
+def rising_terms(alpha, level):
+    """Elementwise (lnΓ(α + c) − lnΓ(α), ψ(α + c) − ψ(α), ψ'(α) − ψ'(α + c)) of two arrays of
+    one shape (α > 0, c ≥ 0), as three arrays."""
+    flat_alpha, flat_level = alpha.ravel(), level.ravel()
+    value = np.empty(flat_alpha.size)
+    first = np.empty(flat_alpha.size)
+    second = np.empty(flat_alpha.size)
+    for index in range(flat_alpha.size):
+        value[index], first[index], second[index] = _rising(
+            flat_alpha[index], flat_level[index], True
+        )
+    return value.reshape(alpha.shape), first.reshape(alpha.shape), second.reshape(alpha.shape)
+
+
+@njit(cache=True, inline="always")
+def _direct(level):
+    """Whether ``level`` is a whole number in 1 … DIRECT_LEVELS."""
+    return level >= 1.0 and level <= DIRECT_LEVELS and level == int(level)
+
+
+@njit(cache=True)
+def exceedance_pairs(start, level, weight):
+    """Minka's exceedance form of the whole levels 1 … ``DIRECT_LEVELS`` of every segment i
+    (a cell, or a class's lengths; its entries [start[i], start[i + 1]), levels increasing):
+    Σ_e w_e Σ_{j<c_e} f(α + j) = Σ_j H_i(j) f(α + j), H_i(j) = Σ_{e: c_e > j} w_e.
+
+    Returns
+    -------
+    pair_segment, pair_offset, pair_weight : (n_pairs,)
+        (i, j, H_i(j)) for j below the segment's largest such level, by segment then j.
+    other : (n_other,)
+        The entries whose level is not such a whole number (their terms are made apart).
+    """
+    n_pairs = 0
+    n_other = 0
+    for entry in range(level.size):
+        c = level[entry]
+        if _direct(c):
+            n_pairs += int(c)  # a bound: the segment's largest level is what is used
+        elif c != 0.0:
+            n_other += 1
+    pair_segment = np.empty(n_pairs, dtype=np.int64)
+    pair_offset = np.empty(n_pairs)
+    pair_weight = np.empty(n_pairs)
+    other = np.empty(n_other, dtype=np.int64)
+    n_pairs = 0
+    n_other = 0
+    for segment in range(start.size - 1):
+        top = 0
+        for entry in range(start[segment], start[segment + 1]):
+            c = level[entry]
+            if _direct(c):
+                top = int(c)
+            elif c != 0.0:
+                other[n_other] = entry
+                n_other += 1
+        # H(j) for j = top − 1 down to 0: the weights of the direct levels above j.
+        tail = 0.0
+        entry = start[segment + 1] - 1
+        for j in range(top - 1, -1, -1):
+            while entry >= start[segment] and level[entry] > j:
+                c = level[entry]
+                if _direct(c):
+                    tail += weight[entry]
+                entry -= 1
+            pair_segment[n_pairs + j] = segment
+            pair_offset[n_pairs + j] = j
+            pair_weight[n_pairs + j] = tail
+        n_pairs += top
+    return pair_segment[:n_pairs], pair_offset[:n_pairs], pair_weight[:n_pairs], other[:n_other]
+
+
+@njit(cache=True, error_model="numpy")
+def pair_sums(alpha, pair_segment, pair_offset, pair_weight, n_segments):
+    """Σ_j H(j) / (α + j) and Σ_j H(j) / (α + j)² of every segment, and each pair's α + j
+    (whose logarithms NumPy takes vectorised: the value Σ_j H(j) log(α + j))."""
+    first = np.zeros(n_segments)
+    second = np.zeros(n_segments)
+    factor = np.empty(pair_segment.size)
+    for pair in range(pair_segment.size):
+        segment = pair_segment[pair]
+        x = alpha[segment] + pair_offset[pair]
+        factor[pair] = x
+        inverse = 1.0 / x
+        weighted = pair_weight[pair] * inverse
+        first[segment] += weighted
+        second[segment] += weighted * inverse
+    return first, second, factor
+
+
+@njit(cache=True, error_model="numpy")
+def other_sums(alpha, segment_of, level, weight, segment_class, first, second, n_classes):
+    """The terms of the entries left out of the pairs, by :func:`_rising`: their digamma and
+    trigamma differences added into ``first`` and ``second`` (in place), and Σ w [lnΓ(α + c)
+    − lnΓ(α)] of each class."""
+    value = np.zeros(n_classes)
+    for index in range(segment_of.size):
+        segment = segment_of[index]
+        term_value, term_first, term_second = _rising(alpha[segment], level[index], True)
+        value[segment_class[segment]] += weight[index] * term_value
+        first[segment] += weight[index] * term_first
+        second[segment] += weight[index] * term_second
+    return value
+
+
+@njit(cache=True, error_model="numpy")
+def mean_derivatives(
+    cell_class, cell_coordinate, coordinate_group, s, m, first, second, extra, n_groups
+):
+    """The pieces of the gradient and Hessian of F that run over the cells (see
+    :mod:`bayesgen.maths.dirichlet_multinomial_fit`), from the digamma sums A (``first``)
+    and the trigamma sums −Q (``second``) of each cell.
+
+    Returns
+    -------
+    gradient : (n_coordinates,)
+        ∂F/∂m less constants: Σ s A + (c − 1) / m over the coordinate's cells.
+    inverse : (n_coordinates,)
+        1 / ∂²F/∂m², ∂²F/∂m² = Σ s² Q − (c − 1) / m² < 0.
+    cross : (n_cells,)
+        ∂²F/∂s ∂m less constants: A − s m (−Q).
+    border, border_rhs : (n_groups,)
+        Σ 1 / ∂²F/∂m² and Σ gradient / ∂²F/∂m² over each group's coordinates.
+    """
+    gradient = np.zeros(m.size)
+    inverse = np.zeros(m.size)
+    cross = np.empty(cell_class.size)
+    for cell in range(cell_class.size):
+        k = cell_class[cell]
+        p = cell_coordinate[cell]
+        gradient[p] += s[k] * first[cell]
+        inverse[p] += s[k] * s[k] * second[cell]
+        cross[cell] = first[cell] - s[k] * m[p] * second[cell]
+    border = np.zeros(n_groups)
+    border_rhs = np.zeros(n_groups)
+    for p in range(m.size):
+        inverse_m = 1.0 / m[p]
+        gradient[p] += extra[p] * inverse_m
+        inverse[p] = -1.0 / (inverse[p] + extra[p] * inverse_m * inverse_m)
+        border[coordinate_group[p]] += inverse[p]
+        border_rhs[coordinate_group[p]] += gradient[p] * inverse[p]
+    return gradient, inverse, cross, border, border_rhs
+
+
+@njit(cache=True, error_model="numpy")
+def shared_system(
+    coordinate_cell_start, coordinate_cells, cell_class, cross, gradient, inverse, n_classes
+):
+    """Σ_w h_kw h_jw / D_w, Σ_w h_kw / D_w and Σ_w h_kw g_w / D_w of a shared m (h the cells'
+    ``cross`` terms, D = ∂²F/∂m², g the ``gradient``); the cells of coordinate w are
+    ``coordinate_cells[coordinate_cell_start[w]:coordinate_cell_start[w + 1]]``."""
+    matrix = np.zeros((n_classes, n_classes))
+    linear = np.zeros(n_classes)
+    rhs = np.zeros(n_classes)
+    for p in range(coordinate_cell_start.size - 1):
+        for a in range(coordinate_cell_start[p], coordinate_cell_start[p + 1]):
+            cell = coordinate_cells[a]
+            k = cell_class[cell]
+            weighted = cross[cell] * inverse[p]
+            linear[k] += weighted
+            rhs[k] += weighted * gradient[p]
+            for b in range(coordinate_cell_start[p], coordinate_cell_start[p + 1]):
+                other = coordinate_cells[b]
+                matrix[k, cell_class[other]] += weighted * cross[other]
+    return matrix, linear, rhs
+
+
+@njit(cache=True, error_model="numpy")
+def mean_step(
+    cell_class,
+    cell_coordinate,
+    coordinate_group,
+    gradient,
+    inverse,
+    cross,
+    step_s,
+    multiplier,
+    moving,
+    n_groups,
+):
+    """Δm = −(gradient + Σ cross Δs + λ) / D at every coordinate (0 in a group not
+    ``moving``), and Σ gradient Δm over each group (the slope of F along Δm)."""
+    pushed = np.zeros(gradient.size)
+    for cell in range(cell_class.size):
+        pushed[cell_coordinate[cell]] += cross[cell] * step_s[cell_class[cell]]
+    step = np.empty(gradient.size)
+    slope = np.zeros(n_groups)
+    for p in range(gradient.size):
+        group = coordinate_group[p]
+        if moving[group]:
+            step[p] = -(gradient[p] + pushed[p] + multiplier[group]) * inverse[p]
+        else:
+            step[p] = 0.0
+        slope[group] += gradient[p] * step[p]
+    return step, slope
+
+
+@njit(cache=True, error_model="numpy")
+def step_bounds(values, steps, group, n_groups, keep):
+    """Each group's largest t ≤ 1 with values + t steps ≥ keep values, and its largest
+    |steps / values|."""
+    longest = np.ones(n_groups)
+    relative = np.zeros(n_groups)
+    for index in range(values.size):
+        g = group[index]
+        ratio = steps[index] / values[index]
+        if -ratio > 0.0 and (1.0 - keep) / -ratio < longest[g]:
+            longest[g] = (1.0 - keep) / -ratio
+        if abs(ratio) > relative[g]:
+            relative[g] = abs(ratio)
+    return longest, relative
+
+
+@njit(cache=True, error_model="numpy")
+def moved_means(m, step, t, group, unseen, unseen_step, unseen_extra):
+    """m + t Δm and ρ + t Δρ (t per group), each group renormalised to Σ m + ρ E = 1."""
+    n_groups = unseen.size
+    moved = np.empty(m.size)
+    moved_unseen = unseen + t * unseen_step
+    total = moved_unseen * unseen_extra
+    for p in range(m.size):
+        moved[p] = m[p] + t[group[p]] * step[p]
+        total[group[p]] += moved[p]
+    for g in range(n_groups):
+        if total[g] <= 0.0:
+            total[g] = 1.0
+        moved_unseen[g] /= total[g]
+    for p in range(m.size):
+        moved[p] /= total[group[p]]
+    return moved, moved_unseen
+
+
+@njit(cache=True, error_model="numpy")
+def weighted_group_sums(weight, values, start):
+    """Σ weight · values over each group's run [start[g], start[g + 1])."""
+    out = np.zeros(start.size - 1)
+    for group in range(start.size - 1):
+        total = 0.0
+        for index in range(start[group], start[group + 1]):
+            total += weight[index] * values[index]
+        out[group] = total
+    return out
+
+
+@njit(cache=True, error_model="numpy")
+def class_direction(
+    class_start,
+    s,
+    m,
+    rho,
+    first,
+    second,
+    extra,
+    unseen_extra,
+    length_first,
+    length_second,
+    shape,
+    rate,
+    free,
+    coupled,
+    slack,
+    keep,
+):
+    """The step of every class where each has its own m (see
+    :mod:`bayesgen.maths.dirichlet_multinomial_fit`): its cells [class_start[k],
+    class_start[k + 1]) are the coordinates of its m, ``first`` and ``second`` their digamma
+    and trigamma sums A and −Q, ``extra`` their c − 1.
+
+    One pass over a class's cells sums its 2 × 2 KKT system, a second makes Δm. The Newton
+    step is taken where ``coupled``, the Hessian is negative definite on Σ Δm = 0 and its
+    slope is above −``slack``; else the uncoupled one: Δs a Newton step on log s (at most 1
+    long, uphill where F is not concave in log s), Δm the m block's Newton step at fixed s.
+
+    Returns
+    -------
+    step_s, step_m, step_rho, slope : the step, and F's derivative along it per class
+    newton : whether the class took Newton's step
+    longest, relative : the largest t ≤ 1 keeping every value ≥ ``keep`` times itself, and
+        the largest |Δx / x| at t = 1, per class
+    """
+    n_classes = s.size
+    step_s = np.zeros(n_classes)
+    step_rho = np.zeros(n_classes)
+    step_m = np.zeros(m.size)
+    slope = np.zeros(n_classes)
+    newton = np.zeros(n_classes, dtype=np.bool_)
+    longest = np.ones(n_classes)
+    relative = np.zeros(n_classes)
+    for k in range(n_classes):
+        if not free[k]:
+            continue
+        sk = s[k]
+        mean_first = 0.0
+        mean_second = 0.0
+        square = 0.0
+        linear = 0.0
+        rhs = 0.0
+        border = 0.0
+        border_rhs = 0.0
+        for cell in range(class_start[k], class_start[k + 1]):
+            inverse_m = 1.0 / m[cell]
+            gradient = sk * first[cell] + extra[cell] * inverse_m
+            inverse_d = -1.0 / (sk * sk * second[cell] + extra[cell] * inverse_m * inverse_m)
+            cross = first[cell] - sk * m[cell] * second[cell]
+            mean_first += m[cell] * first[cell]
+            mean_second += m[cell] * m[cell] * second[cell]
+            weighted = cross * inverse_d
+            square += cross * weighted
+            linear += weighted
+            rhs += weighted * gradient
+            border += inverse_d
+            border_rhs += gradient * inverse_d
+        # ρ's row: gradient E/ρ, curvature −E/ρ², weight E in Σ m = 1.
+        unseen = unseen_extra[k]
+        border -= unseen * rho[k] * rho[k]
+        border_rhs -= unseen * rho[k]
+        gradient_s = mean_first - length_first[k] + (shape - 1.0) / sk - rate
+        curvature_s = length_second[k] - mean_second - (shape - 1.0) / (sk * sk)
+        log_curvature = sk * sk * curvature_s + sk * gradient_s
+        log_step = np.sign(gradient_s)
+        if log_curvature < 0:
+            log_step = min(1.0, max(-1.0, -sk * gradient_s / log_curvature))
+        uncoupled_s = sk * log_step
+        uncoupled_multiplier = -border_rhs / border if border != 0 else 0.0
+        # The multiplier's pivot −Σ 1/D + E ρ² > 0: eliminate λ; what is left of the s row
+        # must be < 0.
+        pivot = -border
+        use = coupled[k] and pivot > 0
+        newton_s = 0.0
+        newton_multiplier = 0.0
+        if use:
+            reduced = curvature_s - square - linear * linear / pivot
+            use = reduced < 0
+            newton_s = (rhs - gradient_s + linear * border_rhs / pivot) / reduced
+            newton_multiplier = (border_rhs + linear * newton_s) / pivot
+        for _ in range(2):
+            d_s = newton_s if use else uncoupled_s
+            multiplier = newton_multiplier if use else uncoupled_multiplier
+            coupling = d_s if use else 0.0
+            class_slope = gradient_s * d_s
+            class_longest = 1.0
+            class_relative = abs(d_s / sk)
+            if d_s < 0:
+                class_longest = min(class_longest, (1.0 - keep) * sk / -d_s)
+            for cell in range(class_start[k], class_start[k + 1]):
+                inverse_m = 1.0 / m[cell]
+                gradient = sk * first[cell] + extra[cell] * inverse_m
+                inverse_d = -1.0 / (sk * sk * second[cell] + extra[cell] * inverse_m * inverse_m)
+                cross = first[cell] - sk * m[cell] * second[cell]
+                d_m = -(gradient + cross * coupling + multiplier) * inverse_d
+                step_m[cell] = d_m
+                class_slope += gradient * d_m
+                ratio = d_m * inverse_m
+                class_relative = max(class_relative, abs(ratio))
+                if ratio < 0:
+                    class_longest = min(class_longest, (1.0 - keep) / -ratio)
+            d_rho = 0.0
+            if unseen > 0:
+                d_rho = rho[k] + rho[k] * rho[k] * multiplier
+                class_slope += unseen / rho[k] * d_rho
+                ratio = d_rho / rho[k]
+                class_relative = max(class_relative, abs(ratio))
+                if ratio < 0:
+                    class_longest = min(class_longest, (1.0 - keep) / -ratio)
+            # On a negative definite Hessian Newton's slope is g'(−H)⁻¹g ≥ 0: below only
+            # by rounding, near the maximum.
+            if use and not class_slope > -slack[k]:
+                use = False
+                continue
+            break
+        step_s[k] = d_s
+        step_rho[k] = d_rho
+        slope[k] = class_slope
+        newton[k] = use
+        longest[k] = class_longest
+        relative[k] = class_relative
+    return step_s, step_m, step_rho, slope, newton, longest, relative
