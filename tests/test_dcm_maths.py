@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 from scipy import stats
-from scipy.special import gammaln
+from scipy.special import digamma, gammaln, polygamma
 
 from bayesgen.maths.dirichlet_multinomial import (
     count_histograms,
@@ -17,6 +17,13 @@ from bayesgen.maths.dirichlet_multinomial import (
     log_objective,
     merge_histograms,
     simulate_documents,
+)
+from bayesgen.maths.dirichlet_multinomial_kernels import (
+    DIRECT_LEVELS,
+    exceedance_pairs,
+    other_sums,
+    pair_sums,
+    rising_terms,
 )
 
 N_CLASSES, N_WORDS = 2, 20
@@ -252,3 +259,224 @@ def test_simulation_never_draws_a_word_of_zero_alpha():
         np.array([[1.0, 0.0, 2.0]] * 50), np.full(50, 30), np.random.default_rng(4)
     )
     assert docs.toarray()[:, 1].sum() == 0
+
+
+# -- The Newton fit against the fixed point it replaced, and its kernels ----------------------
+
+
+def fixed_point_reference(h, *, shared, shape, rate, mean_prior, tol=1e-14, max_iter=200_000):
+    """Minka's alternated fixed points, as bayesgen had them before Newton's method (issue
+    25), by SciPy's digamma: the maximiser the Newton fit must find again."""
+    n_classes, n_features = h.n_classes, h.n_features
+    extra = np.broadcast_to(np.asarray(mean_prior, dtype=float), (n_features,)) - 1.0
+    cells = h.word_class * n_features + h.word_feature
+
+    def digamma_sums(alpha):
+        cell_alpha = np.maximum(alpha, 1e-300).ravel()[cells]
+        terms = h.word_weight * (digamma(cell_alpha + h.word_level) - digamma(cell_alpha))
+        words = np.bincount(cells, terms, minlength=n_classes * n_features)
+        words = np.where(alpha > 0, words.reshape(n_classes, n_features), 0.0)
+        total = alpha.sum(axis=1)[h.length_class]
+        lengths = h.length_weight * (digamma(total + h.length_level) - digamma(total))
+        return words, np.bincount(h.length_class, lengths, minlength=n_classes)
+
+    pooled = np.bincount(h.word_feature, h.word_weight * h.word_level, minlength=n_features)
+    mean = np.tile((pooled + 1.0) / (pooled + 1.0).sum(), (n_classes, 1))
+    concentration = np.full(n_classes, float(n_features))
+    for _ in range(max_iter):
+        words, _ = digamma_sums(concentration[:, None] * mean)
+        if shared:
+            new_mean = mean[0] * (concentration[:, None] * words).sum(axis=0) + extra
+            new_mean = np.tile(new_mean / new_mean.sum(), (n_classes, 1))
+        else:
+            new_mean = mean * concentration[:, None] * words + extra
+            new_mean /= new_mean.sum(axis=1, keepdims=True)
+        words, lengths = digamma_sums(concentration[:, None] * new_mean)
+        new_concentration = (concentration * (new_mean * words).sum(axis=1) + shape - 1.0) / (
+            lengths + rate
+        )
+        change = max(
+            np.max(np.abs(new_concentration / concentration - 1.0)),
+            np.max(np.abs(new_mean - mean) / np.maximum(mean, 1e-300)),
+        )
+        concentration, mean = new_concentration, new_mean
+        if change < tol:
+            return concentration, mean
+    raise AssertionError("the reference fixed point did not converge")
+
+
+def fractional_corpus(seed=3):
+    """Bursty documents whose counts are scaled by 0.7: levels that are not whole numbers
+    take the fit's other path (SciPy-free series), as do counts above 16."""
+    X, y, _ = bursty_corpus(seed=seed)
+    X = X * 0.7
+    X[0, 0] = 40.0  # a level above the term-by-term sums
+    return X, y
+
+
+@pytest.mark.parametrize("data", ["whole", "fractional"])
+@pytest.mark.parametrize("shared", [False, True], ids=["per_class", "pooled"])
+@pytest.mark.parametrize("prior", PRIORS)
+def test_newton_fit_finds_the_maximiser_of_the_fixed_point_it_replaced(data, shared, prior):
+    X, y = bursty_corpus(seed=4)[:2] if data == "whole" else fractional_corpus()
+    h = count_histograms(X, y, N_CLASSES)
+    (shape, rate), mean_prior = PRIORS[prior]
+    fit = fit_concentration(
+        h, shared_mean=shared, concentration_prior=(shape, rate), mean_prior=mean_prior
+    )
+    concentration, mean = fixed_point_reference(
+        h, shared=shared, shape=shape, rate=rate, mean_prior=mean_prior
+    )
+    assert fit.converged and fit.iterations < 30
+    np.testing.assert_allclose(fit.concentration, concentration, rtol=1e-8)
+    np.testing.assert_allclose(fit.mean, mean, rtol=1e-8, atol=0)
+
+
+@pytest.mark.parametrize("shared", [False, True], ids=["per_class", "pooled"])
+def test_flat_newton_fit_keeps_the_unseen_words_at_zero_like_the_fixed_point(shared):
+    X, y, _ = bursty_corpus(seed=6)
+    X[y == 0, :3] = 0  # words class 0 never shows
+    X[:, 4] = 0  # a word no class shows
+    h = count_histograms(X, y, N_CLASSES)
+    fit = fit_concentration(h, shared_mean=shared)
+    concentration, mean = fixed_point_reference(
+        h, shared=shared, shape=1.0, rate=0.0, mean_prior=1.0
+    )
+    np.testing.assert_array_equal(fit.mean == 0, mean == 0)
+    assert np.all(fit.mean[:, 4] == 0)
+    if shared:  # class 1 shows them
+        assert np.all(fit.mean[:, :3] > 0)
+    else:
+        assert np.all(fit.mean[0, :3] == 0) and np.all(fit.mean[1, :3] > 0)
+    np.testing.assert_allclose(fit.concentration, concentration, rtol=1e-8)
+    np.testing.assert_allclose(fit.mean, mean, rtol=1e-8, atol=0)
+
+
+@pytest.mark.parametrize("shared", [False, True], ids=["per_class", "pooled"])
+@pytest.mark.parametrize("prior", PRIORS)
+def test_newton_fit_beats_random_perturbations_of_itself(shared, prior):
+    X, y, _ = bursty_corpus(seed=7)
+    h = count_histograms(X, y, N_CLASSES)
+    (shape, rate), mean_prior = PRIORS[prior]
+    options = {"concentration_prior": (shape, rate), "mean_prior": mean_prior}
+    fit = fit_concentration(h, shared_mean=shared, **options)
+    mean = fit.mean[:1] if shared else fit.mean
+    best = log_objective(h, fit.concentration, mean, **options)
+    rng = np.random.default_rng(8)
+    for size in (1e-4, 1e-2, 0.3):
+        for _ in range(10):
+            concentration = fit.concentration * np.exp(size * rng.normal(size=N_CLASSES))
+            moved = mean * np.exp(size * rng.normal(size=mean.shape))
+            moved /= moved.sum(-1, keepdims=True)
+            assert log_objective(h, concentration, moved, **options) <= best + 1e-9
+
+
+@pytest.mark.parametrize("shared", [False, True], ids=["per_class", "pooled"])
+def test_newton_fit_never_decreases_the_objective(shared):
+    X, y, _ = bursty_corpus(seed=9)
+    h = count_histograms(X, y, N_CLASSES)
+    options = {"concentration_prior": (2.0, 0.05), "mean_prior": 1.5}
+    values = []
+    for max_iter in range(1, 12):  # the fit is deterministic: max_iter = i gives step i
+        fit = fit_concentration(h, shared_mean=shared, max_iter=max_iter, **options)
+        values.append(
+            log_objective(h, fit.concentration, fit.mean[:1] if shared else fit.mean, **options)
+        )
+    assert np.all(np.diff(values) >= -1e-9 * np.abs(values[-1]))
+    assert not fit_concentration(h, shared_mean=shared, max_iter=1, **options).converged
+
+
+def test_a_start_at_another_fit_ends_at_the_same_maximiser():
+    X, y, _ = bursty_corpus(seed=10)
+    h = count_histograms(X, y, N_CLASSES)
+    mode = fit_concentration(h, concentration_prior=(2.0, 0.05), mean_prior=3.0)
+    cold = fit_concentration(h)
+    warm = fit_concentration(h, initial_concentration=mode.concentration, initial_mean=mode.mean)
+    np.testing.assert_allclose(warm.concentration, cold.concentration, rtol=1e-9)
+    np.testing.assert_allclose(warm.mean, cold.mean, rtol=1e-9, atol=0)
+
+
+def test_data_without_overdispersion_stop_unconverged_with_a_huge_concentration():
+    # Identical documents: the evidence grows with s to the multinomial limit.
+    X = np.array([[5, 5, 2]] * 3 + [[4, 6, 2]])
+    h = count_histograms(X, np.zeros(4, dtype=int), 1)
+    fit = fit_concentration(h, max_iter=500)
+    assert not fit.converged and fit.concentration[0] > 1e8
+    np.testing.assert_allclose(fit.mean[0], X.sum(0) / X.sum(), rtol=1e-6)
+
+
+def test_a_class_without_documents_keeps_its_start():
+    X, y, _ = bursty_corpus(seed=11)
+    h = count_histograms(X, y, N_CLASSES + 1)  # class 2 has no document
+    flat = fit_concentration(h)
+    mode = fit_concentration(h, concentration_prior=(2.0, 0.05), mean_prior=3.0)
+    assert flat.converged and mode.converged
+    assert flat.concentration[2] == mode.concentration[2] == 1.0
+    pooled = X.sum(0) + 1.0
+    np.testing.assert_allclose(flat.mean[2], pooled / pooled.sum())
+    np.testing.assert_allclose(mode.mean[2], np.full(N_WORDS, 1 / N_WORDS))  # the prior's mode
+
+
+def test_fit_refuses_a_start_of_the_wrong_shape():
+    X, y, _ = bursty_corpus(10)
+    h = count_histograms(X, y, N_CLASSES)
+    with pytest.raises(ValueError, match="initial_concentration"):
+        fit_concentration(h, initial_concentration=[1.0])
+    with pytest.raises(ValueError, match="initial_mean"):
+        fit_concentration(h, initial_mean=np.ones(N_WORDS + 1))
+
+
+LEVELS_BELOW = np.arange(1.0, DIRECT_LEVELS + 1.0)
+LEVELS_ABOVE = np.array([DIRECT_LEVELS + 1.0, 20.0, 57.0, 300.0, 4000.0])
+LEVELS_FRACTIONAL = np.array([0.3, 2.5, 15.9, 16.5, 80.25])
+
+
+@pytest.mark.parametrize(
+    "levels", [LEVELS_BELOW, LEVELS_ABOVE, LEVELS_FRACTIONAL], ids=["below", "above", "fraction"]
+)
+def test_rising_terms_equal_scipys_differences(levels):
+    alpha = np.array([1e-3, 0.07, 0.5, 1.0, 3.7, 15.9, 16.0, 42.0])
+    a, c = (grid.ravel() for grid in np.meshgrid(alpha, levels))
+    value, first, second = rising_terms(a, c)
+    np.testing.assert_allclose(value, gammaln(a + c) - gammaln(a), rtol=1e-12)
+    np.testing.assert_allclose(first, digamma(a + c) - digamma(a), rtol=1e-12)
+    np.testing.assert_allclose(second, polygamma(1, a) - polygamma(1, a + c), rtol=1e-12)
+
+
+def test_exceedance_sums_equal_scipys_differences_summed_per_segment():
+    rng = np.random.default_rng(12)
+    levels = np.concatenate([LEVELS_BELOW, LEVELS_ABOVE, LEVELS_FRACTIONAL, [0.0]])
+    n_segments = 40
+    sizes = rng.integers(1, 6, size=n_segments)
+    level = np.concatenate([np.sort(rng.choice(levels, size, replace=False)) for size in sizes])
+    weight = rng.uniform(0.5, 3.0, size=level.size)
+    start = np.append(0, np.cumsum(sizes))
+    segment = np.repeat(np.arange(n_segments), sizes)
+    alpha = rng.uniform(0.01, 30.0, size=n_segments)
+    base, pair_segment, pair_offset, pair_weight, other, other_segment, segment_weight = (
+        exceedance_pairs(start, level, weight)
+    )
+    first, second, factor = pair_sums(alpha, base, pair_segment, pair_offset, pair_weight)
+    other_value = other_sums(
+        alpha,
+        other_segment,
+        level[other],
+        weight[other],
+        np.arange(n_segments),
+        first,
+        second,
+        n_segments,
+    )
+    value = other_value + base * np.log(alpha)
+    value += np.bincount(pair_segment, pair_weight * np.log(factor), minlength=n_segments)
+    a = alpha[segment]
+    for mine, terms in [
+        (value, gammaln(a + level) - gammaln(a)),
+        (first, digamma(a + level) - digamma(a)),
+        (second, polygamma(1, a) - polygamma(1, a + level)),
+    ]:
+        expected = np.bincount(segment, weight * terms, minlength=n_segments)
+        np.testing.assert_allclose(mine, expected, rtol=1e-12)
+    np.testing.assert_allclose(
+        segment_weight, np.bincount(segment, weight * (level > 0), minlength=n_segments)
+    )

@@ -93,25 +93,25 @@ class CountHistograms(NamedTuple):
 
 def _aggregate(major, minor, level, weight, n_minor: int):
     """The unique (major, minor, level) triples, sorted, with their weights summed (zero sums
-    dropped): (major, minor, level, weight).
+    dropped): (major, minor, level, weight); ``weight`` None: each entry weighs 1.
 
-    Whole levels: one int64 key (cell, level, position) sorted and its runs summed in order
+    Whole levels: one int64 key of bit fields sorted and its runs summed in order
     (:func:`~bayesgen.maths.dirichlet_multinomial_kernels.sum_runs`); other levels, or keys
-    too large for int64: ``lexsort``.
+    longer than 62 bits: ``lexsort``.
     """
     n_entries = major.size
-    cells = major * n_minor + minor
-    n_cells = int(cells.max()) + 1 if n_entries else 1
-    top = float(level.max()) if n_entries else 0.0
-    n_levels = int(top) + 1 if 0 <= top < 2**62 else 0
-    whole = n_entries and n_levels and np.all((level >= 0) & (level == np.floor(level)))
-    if whole and n_cells * n_levels * n_entries < 2**62:
-        keys = (cells * n_levels + level.astype(np.int64)) * n_entries + np.arange(n_entries)
+    bits = [
+        (int(major.max()) if n_entries else 0).bit_length(),
+        (n_minor - 1).bit_length(),
+        (kernels().largest_whole_level(level) + 1).bit_length(),
+        0 if weight is None else n_entries.bit_length(),
+    ]
+    if n_entries and bits[2] and sum(bits) < 63:
+        keys = kernels().level_keys(major, minor, level, *bits[1:])
         keys.sort()
-        group, summed = kernels().sum_runs(keys, n_entries, weight)
-        cells, whole_level = np.divmod(group, n_levels)
-        major, minor = np.divmod(cells, n_minor)
-        return major, minor, whole_level.astype(np.float64), summed
+        return kernels().sum_runs(keys, *bits[1:], np.ones(0) if weight is None else weight)
+    weight = np.ones(n_entries) if weight is None else weight
+    cells = major * n_minor + minor
     order = np.lexsort((level, cells))
     cells, level, weight = cells[order], level[order], weight[order]
     if n_entries == 0:
@@ -176,11 +176,15 @@ def count_histograms(X, y_codes, n_classes: int, sample_weight=None) -> CountHis
     )
     rows, cols, values = _nonzeros(X)
     word_class, word_feature, word_level, word_weight = _aggregate(
-        y_codes[rows], cols, values, weight[rows], n_features
+        y_codes[rows], cols, values, None if sample_weight is None else weight[rows], n_features
     )
     lengths, row_coefficient = kernels().document_sums(rows, values, n_documents)
     length_class, _, length_level, length_weight = _aggregate(
-        y_codes, np.zeros(n_documents, dtype=np.int64), lengths, weight, 1
+        y_codes,
+        np.zeros(n_documents, dtype=np.int64),
+        lengths,
+        None if sample_weight is None else weight,
+        1,
     )
     return CountHistograms(
         word_class=word_class,

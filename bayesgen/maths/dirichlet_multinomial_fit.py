@@ -97,6 +97,8 @@ class _Sums(NamedTuple):
     """The entries of the segments (cells, or classes' lengths) in the exceedance form of
     :func:`~bayesgen.maths.dirichlet_multinomial_kernels.exceedance_pairs`."""
 
+    base: np.ndarray
+    class_segment_start: np.ndarray
     pair_segment: np.ndarray
     pair_offset: np.ndarray
     pair_weight: np.ndarray
@@ -107,25 +109,32 @@ class _Sums(NamedTuple):
     segment_class: np.ndarray
 
 
-def _sums(start, level, weight, segment_class, n_classes) -> _Sums:
-    pair_segment, pair_offset, pair_weight, other = kernels().exceedance_pairs(start, level, weight)
-    return _Sums(
+def _sums(start, level, weight, segment_class, n_classes):
+    """The :class:`_Sums` of the segments [start[i], start[i + 1]) (sorted by class), and
+    each one's weight."""
+    base, pair_segment, pair_offset, pair_weight, other, other_segment, segment_weight = (
+        kernels().exceedance_pairs(start, level, weight)
+    )
+    sums = _Sums(
+        base,
+        _starts(segment_class, n_classes),
         pair_segment,
         pair_offset,
         pair_weight,
         _starts(segment_class[pair_segment], n_classes),
-        np.searchsorted(start, other, side="right") - 1,
+        other_segment,
         level[other],
         weight[other],
         segment_class,
     )
+    return sums, segment_weight
 
 
 def _rising_sums(sums: _Sums, alpha: np.ndarray, n_classes: int, value: bool):
     """Σ w [lnΓ(α + c) − lnΓ(α)] of each class (0 unless ``value``), and the digamma and
     trigamma sums of each segment."""
     first, second, factor = kernels().pair_sums(
-        alpha, sums.pair_segment, sums.pair_offset, sums.pair_weight, alpha.size
+        alpha, sums.base, sums.pair_segment, sums.pair_offset, sums.pair_weight
     )
     other = kernels().other_sums(
         alpha,
@@ -138,6 +147,7 @@ def _rising_sums(sums: _Sums, alpha: np.ndarray, n_classes: int, value: bool):
         n_classes,
     )
     if value:
+        other += kernels().weighted_group_sums(sums.base, np.log(alpha), sums.class_segment_start)
         other += kernels().weighted_group_sums(
             sums.pair_weight, np.log(factor), sums.class_pair_start
         )
@@ -166,15 +176,17 @@ class _Direction(NamedTuple):
     slope: np.ndarray  # the derivative of each group's F along the direction
 
 
-def _sorted_entries(cells: np.ndarray, level: np.ndarray, weight: np.ndarray):
-    """The entries by cell, levels increasing within a cell (made so where they are not)."""
+def _sorted_entries(cells: np.ndarray, *arrays: np.ndarray) -> tuple[np.ndarray, ...]:
+    """``cells`` and the entries' ``arrays`` (level last) by cell, levels increasing within a
+    cell (made so where they are not)."""
+    level = arrays[-1]
     if cells.size and (
         np.any(cells[1:] < cells[:-1])
         or np.any((cells[1:] == cells[:-1]) & (level[1:] < level[:-1]))
     ):
         order = np.lexsort((level, cells))
-        return cells[order], level[order], weight[order]
-    return cells, level, weight
+        return tuple(array[order] for array in (cells, *arrays))
+    return (cells, *arrays)
 
 
 def _starts(sorted_key: np.ndarray, n_keys: int) -> np.ndarray:
@@ -193,15 +205,26 @@ def _by_group(ufunc, values: np.ndarray, start: np.ndarray, empty: float) -> np.
 
 def _problem(histograms: CountHistograms, shared: bool, shape, rate, extra) -> _Problem:
     n_classes, n_features = histograms.n_classes, histograms.n_features
-    cells, level, weight = _sorted_entries(
+    cells, word_class, word_feature, weight, level = _sorted_entries(
         histograms.word_class * n_features + histograms.word_feature,
-        histograms.word_level,
+        histograms.word_class,
+        histograms.word_feature,
         histograms.word_weight,
+        histograms.word_level,
     )
     first = np.flatnonzero(np.r_[True, cells[1:] != cells[:-1]]) if cells.size else cells
-    cell_class, cell_feature = np.divmod(cells[first], n_features)
-    lengths, length_level, length_weight = _sorted_entries(
-        histograms.length_class, histograms.length_level, histograms.length_weight
+    cell_class, cell_feature = word_class[first], word_feature[first]
+    length_class, length_weight, length_level = _sorted_entries(
+        histograms.length_class, histograms.length_weight, histograms.length_level
+    )
+    entry_start = np.append(first, cells.size).astype(np.int64)
+    words, cell_count = _sums(entry_start, level, weight, cell_class, n_classes)
+    lengths, _ = _sums(
+        _starts(length_class, n_classes),
+        length_level,
+        length_weight,
+        np.arange(n_classes),
+        n_classes,
     )
     positive = extra > 0
     extra_log_extra = np.where(positive, extra * np.log(np.where(positive, extra, 1.0)), 0.0)
@@ -228,7 +251,6 @@ def _problem(histograms: CountHistograms, shared: bool, shape, rate, extra) -> _
                 (extra_log_extra.sum(), extra_log_extra[cell_feature]),
             )
         )
-    entry_start = np.append(first, cells.size).astype(np.int64)
     # A class that shows no word has nothing to fit.
     free = np.bincount(cell_class, minlength=n_classes) > 0
     return _Problem(
@@ -240,15 +262,9 @@ def _problem(histograms: CountHistograms, shared: bool, shape, rate, extra) -> _
         coordinate_cell_start=(
             _starts(np.sort(cell_coordinate), coordinate_feature.size) if shared else first[:0]
         ),
-        cell_count=np.add.reduceat(weight, first) if cells.size else np.zeros(0),
-        words=_sums(entry_start, level, weight, cell_class, n_classes),
-        lengths=_sums(
-            _starts(lengths, n_classes),
-            length_level,
-            length_weight,
-            np.arange(n_classes),
-            n_classes,
-        ),
+        cell_count=cell_count,
+        words=words,
+        lengths=lengths,
         coordinate_feature=coordinate_feature,
         coordinate_extra=extra[coordinate_feature],
         coordinate_start=_starts(coordinate_group, unseen_extra.size),
@@ -320,29 +336,31 @@ def _direction(problem: _Problem, point: _Point, at: _Evaluation, coupled: np.nd
     """Each group's Newton step where ``coupled`` and the Newton step is uphill, else its
     uncoupled step (see the module's docstring); which groups took Newton's; each group's
     longest step t ≤ 1 keeping every value ≥ KEEP times itself, and its largest relative
-    change |Δx / x| at t = 1."""
+    change |Δx / x| at t = 1; and each class's −∂²F/∂(log s)² (m's moves allowed for)."""
     if problem.shared:
-        direction, newton = _shared_direction(problem, point, at, coupled)
-        return (direction, newton, *_step_sizes(problem, point, direction))
-    step_s, step_m, step_rho, slope, newton, longest, relative = kernels().class_direction(
-        problem.coordinate_start,
-        point.concentration,
-        point.coordinates,
-        point.unseen,
-        at.word_first,
-        at.word_second,
-        problem.coordinate_extra,
-        problem.unseen_extra,
-        at.length_first,
-        at.length_second,
-        problem.shape,
-        problem.rate,
-        problem.free,
-        coupled,
-        ROUNDING * at.scale,
-        KEEP,
+        direction, newton, curvature = _shared_direction(problem, point, at, coupled)
+        return (direction, newton, *_step_sizes(problem, point, direction), curvature)
+    step_s, step_m, step_rho, slope, newton, longest, relative, curvature = (
+        kernels().class_direction(
+            problem.coordinate_start,
+            point.concentration,
+            point.coordinates,
+            point.unseen,
+            at.word_first,
+            at.word_second,
+            problem.coordinate_extra,
+            problem.unseen_extra,
+            at.length_first,
+            at.length_second,
+            problem.shape,
+            problem.rate,
+            problem.free,
+            coupled,
+            ROUNDING * at.scale,
+            KEEP,
+        )
     )
-    return _Direction(step_s, step_m, step_rho, slope), newton, longest, relative
+    return _Direction(step_s, step_m, step_rho, slope), newton, longest, relative, curvature
 
 
 def _shared_direction(problem: _Problem, point: _Point, at: _Evaluation, coupled: np.ndarray):
@@ -368,11 +386,13 @@ def _shared_direction(problem: _Problem, point: _Point, at: _Evaluation, coupled
     uncoupled_s = s * _log_precision_step(s, gradient_s, curvature_s, 1.0)
     parts = (gradient_s, gradient_m, inverse_d, cross)
     result = _step(problem, point, parts, uncoupled_s, uncoupled_multiplier, coupled=False)
-    newton_s, newton_multiplier = _shared_newton(problem, curvature_s, *parts, border, border_rhs)
+    newton_s, newton_multiplier, curvature = _shared_newton(
+        problem, s, curvature_s, *parts, border, border_rhs
+    )
     use = coupled & problem.moving & np.isfinite(newton_multiplier)
     use &= np.bincount(problem.class_group, ~np.isfinite(newton_s), minlength=rho.size) == 0
     if not use.any():
-        return result, use
+        return result, use, curvature
     newton_s = np.where(use[problem.class_group], newton_s, 0.0)
     newton = _step(
         problem, point, parts, newton_s, np.where(use, newton_multiplier, 0.0), coupled=True
@@ -389,6 +409,7 @@ def _shared_direction(problem: _Problem, point: _Point, at: _Evaluation, coupled
             np.where(use, newton.slope, result.slope),
         ),
         use,
+        curvature,
     )
 
 
@@ -418,12 +439,13 @@ def _step(problem: _Problem, point: _Point, parts, step_s, multiplier, *, couple
 
 
 def _shared_newton(
-    problem, curvature_s, gradient_s, gradient_m, inverse_d, cross, border, border_rhs
+    problem, s, curvature_s, gradient_s, gradient_m, inverse_d, cross, border, border_rhs
 ):
-    """(Δs, λ) of the (K + 1) × (K + 1) system of a shared m; NaN where its Hessian is not
-    negative definite on the plane Σ Δm = 0."""
+    """(Δs, λ) of the (K + 1) × (K + 1) system of a shared m, NaN where its Hessian is not
+    negative definite on the plane Σ Δm = 0; and −∂²F/∂(log s_k)² with λ eliminated."""
     free = np.flatnonzero(problem.free)
-    failed = np.full(curvature_s.size, np.nan), np.array([np.nan])
+    curvature = np.zeros(s.size)
+    failed = np.full(s.size, np.nan), np.array([np.nan]), curvature
     pivot = -border[0]
     if not pivot > 0:
         return failed
@@ -440,6 +462,7 @@ def _shared_newton(
     reduced = np.diag(curvature_s[free]) - matrix[np.ix_(free, free)]
     reduced -= np.outer(s_border, s_border) / pivot
     reduced_rhs = rhs[free] - gradient_s[free] - s_border * border_rhs[0] / pivot
+    curvature[free] = -np.diag(reduced) * s[free] ** 2
     # Jacobi scaling: the precisions' rows differ by orders of magnitude.
     scaling = 1.0 / np.sqrt(np.abs(np.diag(reduced)))
     try:
@@ -447,9 +470,9 @@ def _shared_newton(
     except np.linalg.LinAlgError:
         return failed
     solved = np.linalg.solve(factor.T, np.linalg.solve(factor, -reduced_rhs * scaling))
-    step_s = np.zeros(curvature_s.size)
+    step_s = np.zeros(s.size)
     step_s[free] = solved * scaling
-    return step_s, np.array([(border_rhs[0] - s_border @ step_s[free]) / pivot])
+    return step_s, np.array([(border_rhs[0] - s_border @ step_s[free]) / pivot]), curvature
 
 
 def _moved(problem: _Problem, point: _Point, direction: _Direction, t: np.ndarray) -> _Point:
@@ -557,14 +580,26 @@ def newton_fit(
     iterations = 0
     while iterations < max_iter and not np.all(done | stuck):
         iterations += 1
-        direction, newton, longest, relative = _direction(problem, point, current, coupled)
+        direction, newton, longest, relative, curvature = _direction(
+            problem, point, current, coupled
+        )
         finishing = newton & (longest == 1.0) & (relative < tol) & ~done & ~stuck
+        # F flat in some s to rounding: that s is not determined (it goes to ∞, the
+        # multinomial limit, or to 0), however small the step; the group stops, unconverged.
+        flat = problem.free & (curvature <= ROUNDING * current.scale[problem.class_group])
+        undetermined = np.bincount(problem.class_group, flat, minlength=done.size) > 0
+        stuck |= finishing & undetermined
+        finishing &= ~undetermined
         t = np.where(done | stuck, 0.0, longest)
         # Below F's rounding the test cannot decide: near the maximum, Newton's step is taken.
         accepted = done | stuck | finishing | (direction.slope <= ROUNDING * current.scale)
-        trial = current
+        if np.all(done | stuck | finishing):
+            point = _moved(problem, point, direction, t)
+            done |= finishing
+            break
         for _ in range(MAX_HALVINGS):
-            trial = _evaluate(problem, _moved(problem, point, direction, t))
+            moved = _moved(problem, point, direction, t)
+            trial = _evaluate(problem, moved)
             accepted |= trial.value >= current.value
             if accepted.all():
                 break
@@ -574,9 +609,10 @@ def newton_fit(
         # failed leaves nothing to try.
         stuck |= failed & ~newton
         coupled = ~(failed & newton)
-        t = np.where(failed, 0.0, t)
-        point = _moved(problem, point, direction, t)
-        current = _evaluate(problem, point) if failed.any() else trial
+        if failed.any():
+            moved = _moved(problem, point, direction, np.where(failed, 0.0, t))
+            trial = _evaluate(problem, moved)
+        point, current = moved, trial
         done |= finishing
     mean = _dense_mean(problem, point, histograms, extra, initial_mean)
     return point.concentration, mean, iterations, bool(np.all(done))

@@ -1,9 +1,9 @@
 """Numba kernels of the Dirichlet compound multinomial
 (:mod:`bayesgen.maths.dirichlet_multinomial`).
 
-* :func:`sum_runs` sums the weights of the entries of one (class, word, level) once a single
-  int64 key, (cell, level, position), has been sorted (one ``np.sort`` of integers, which NumPy
-  vectorises, where ``lexsort`` of three arrays cost ten times as much).
+* :func:`level_keys` and :func:`sum_runs` aggregate the entries of one (class, word, level):
+  a single int64 key, (cell, level, position), sorted by ``np.sort`` (which NumPy vectorises,
+  where ``lexsort`` of three arrays cost ten times as much), then its runs summed in order.
 * :func:`document_sums` gives each document's length and multinomial coefficient, log n! −
   Σ_w log x_w!, from a table of log c! for the whole counts below 1,024.
 * :func:`rising_terms` and :func:`segment_sums` give lnΓ(α + c) − lnΓ(α) and its first two
@@ -37,29 +37,64 @@ PRODUCT_LIMIT = 1e280
 
 
 @njit(cache=True)
-def sum_runs(keys, n_positions, weight):
-    """The runs of equal ``keys // n_positions`` in sorted ``keys``, each with the sum of
-    ``weight[keys % n_positions]`` over its members in that order; runs summing to 0 dropped.
+def largest_whole_level(level):
+    """The largest of ``level`` if all are whole numbers ≥ 0 (below 2^53), else −1."""
+    top = 0.0
+    for value in level:
+        if not (value >= 0.0 and value < 2.0**53 and value == np.floor(value)):
+            return -1
+        top = max(top, value)
+    return int(top)
+
+
+@njit(cache=True)
+def level_keys(major, minor, level, minor_bits, level_bits, position_bits):
+    """One int64 key per entry, major | minor | level | position in bit fields of
+    ``minor_bits``, ``level_bits`` and ``position_bits`` (0: no position), whose sorted order
+    is (major, minor, level, position)."""
+    keys = np.empty(major.size, dtype=np.int64)
+    for index in range(major.size):
+        key = (major[index] << minor_bits) | minor[index]
+        key = (key << level_bits) | np.int64(level[index])
+        keys[index] = (key << position_bits) | index if position_bits else key
+    return keys
+
+
+@njit(cache=True)
+def sum_runs(keys, minor_bits, level_bits, position_bits, weight):
+    """The runs of one (major, minor, level) in sorted :func:`level_keys`, each with the sum
+    of the weights of its members (``weight[position]``, in order; without positions, the
+    number of members); runs summing to 0 dropped. Every field is read from the key: no
+    access out of order.
 
     Returns
     -------
-    (group, summed) : two arrays of one length
+    (major, minor, level, summed) : four arrays of one length
     """
-    group = np.empty(keys.size, dtype=np.int64)
-    summed = np.empty(keys.size)
+    n = keys.size
+    position_mask = (np.int64(1) << position_bits) - 1
+    level_mask = (np.int64(1) << level_bits) - 1
+    minor_mask = (np.int64(1) << minor_bits) - 1
+    out_major = np.empty(n, dtype=np.int64)
+    out_minor = np.empty(n, dtype=np.int64)
+    out_level = np.empty(n)
+    summed = np.empty(n)
     n_out = 0
     index = 0
-    while index < keys.size:
-        current = keys[index] // n_positions
+    while index < n:
+        current = keys[index] >> position_bits
         total = 0.0
-        while index < keys.size and keys[index] // n_positions == current:
-            total += weight[keys[index] - current * n_positions]
+        while index < n and keys[index] >> position_bits == current:
+            total += weight[keys[index] & position_mask] if position_bits else 1.0
             index += 1
         if total != 0:
-            group[n_out] = current
+            out_level[n_out] = current & level_mask
+            cell = current >> level_bits
+            out_minor[n_out] = cell & minor_mask
+            out_major[n_out] = cell >> minor_bits
             summed[n_out] = total
             n_out += 1
-    return group[:n_out], summed[:n_out]
+    return out_major[:n_out], out_minor[:n_out], out_level[:n_out], summed[:n_out]
 
 
 @njit(cache=True, inline="always")
@@ -203,7 +238,7 @@ def rising_terms(alpha, level):
 @njit(cache=True, inline="always")
 def _direct(level):
     """Whether ``level`` is a whole number in 1 … DIRECT_LEVELS."""
-    return level >= 1.0 and level <= DIRECT_LEVELS and level == int(level)
+    return level >= 1.0 and level <= DIRECT_LEVELS and level == np.floor(level)
 
 
 @njit(cache=True)
@@ -214,56 +249,75 @@ def exceedance_pairs(start, level, weight):
 
     Returns
     -------
+    base : (n_segments,)
+        H_i(0), the weight of the segment's such levels (most of text's are 1: this is the
+        whole sum of most cells).
     pair_segment, pair_offset, pair_weight : (n_pairs,)
-        (i, j, H_i(j)) for j below the segment's largest such level, by segment then j.
-    other : (n_other,)
-        The entries whose level is not such a whole number (their terms are made apart).
+        (i, j, H_i(j)) for 1 ≤ j below the segment's largest such level, by segment then j.
+    other_entry, other_segment : (n_other,)
+        The entries whose level is not such a whole number (their terms are made apart), and
+        their segments.
+    segment_weight : (n_segments,)
+        Σ w of each segment's entries of level > 0 (a cell's documents).
     """
+    n_segments = start.size - 1
+    top = np.zeros(n_segments, dtype=np.int64)
+    segment_weight = np.zeros(n_segments)
     n_pairs = 0
     n_other = 0
-    for entry in range(level.size):
-        c = level[entry]
-        if _direct(c):
-            n_pairs += int(c)  # a bound: the segment's largest level is what is used
-        elif c != 0.0:
-            n_other += 1
-    pair_segment = np.empty(n_pairs, dtype=np.int64)
-    pair_offset = np.empty(n_pairs)
-    pair_weight = np.empty(n_pairs)
-    other = np.empty(n_other, dtype=np.int64)
-    n_pairs = 0
-    n_other = 0
-    for segment in range(start.size - 1):
-        top = 0
+    for segment in range(n_segments):
         for entry in range(start[segment], start[segment + 1]):
             c = level[entry]
             if _direct(c):
-                top = int(c)
+                top[segment] = np.int64(c)
             elif c != 0.0:
-                other[n_other] = entry
                 n_other += 1
+            if c > 0.0:
+                segment_weight[segment] += weight[entry]
+        n_pairs += max(top[segment] - 1, 0)
+    base = np.zeros(n_segments)
+    pair_segment = np.empty(n_pairs, dtype=np.int32)
+    pair_offset = np.empty(n_pairs)
+    pair_weight = np.empty(n_pairs)
+    other_entry = np.empty(n_other, dtype=np.int64)
+    other_segment = np.empty(n_other, dtype=np.int64)
+    n_pairs = 0
+    n_other = 0
+    for segment in range(n_segments):
         # H(j) for j = top − 1 down to 0: the weights of the direct levels above j.
         tail = 0.0
         entry = start[segment + 1] - 1
-        for j in range(top - 1, -1, -1):
+        for j in range(top[segment] - 1, -1, -1):
             while entry >= start[segment] and level[entry] > j:
-                c = level[entry]
-                if _direct(c):
+                if _direct(level[entry]):
                     tail += weight[entry]
                 entry -= 1
-            pair_segment[n_pairs + j] = segment
-            pair_offset[n_pairs + j] = j
-            pair_weight[n_pairs + j] = tail
-        n_pairs += top
-    return pair_segment[:n_pairs], pair_offset[:n_pairs], pair_weight[:n_pairs], other[:n_other]
+            if j == 0:
+                base[segment] = tail
+            else:
+                pair_segment[n_pairs + j - 1] = segment
+                pair_offset[n_pairs + j - 1] = j
+                pair_weight[n_pairs + j - 1] = tail
+        n_pairs += max(top[segment] - 1, 0)
+        for entry in range(start[segment], start[segment + 1]):
+            if not _direct(level[entry]) and level[entry] != 0.0:
+                other_entry[n_other] = entry
+                other_segment[n_other] = segment
+                n_other += 1
+    return base, pair_segment, pair_offset, pair_weight, other_entry, other_segment, segment_weight
 
 
 @njit(cache=True, error_model="numpy")
-def pair_sums(alpha, pair_segment, pair_offset, pair_weight, n_segments):
-    """Σ_j H(j) / (α + j) and Σ_j H(j) / (α + j)² of every segment, and each pair's α + j
-    (whose logarithms NumPy takes vectorised: the value Σ_j H(j) log(α + j))."""
-    first = np.zeros(n_segments)
-    second = np.zeros(n_segments)
+def pair_sums(alpha, base, pair_segment, pair_offset, pair_weight):
+    """Σ_j H(j) / (α + j) and Σ_j H(j) / (α + j)² of every segment (:func:`exceedance_pairs`),
+    and each pair's α + j, j ≥ 1 (whose logarithms NumPy takes vectorised, and those of α:
+    the value Σ_j H(j) log(α + j))."""
+    first = np.empty(alpha.size)
+    second = np.empty(alpha.size)
+    for segment in range(alpha.size):
+        inverse = 1.0 / alpha[segment]
+        first[segment] = base[segment] * inverse
+        second[segment] = base[segment] * inverse * inverse
     factor = np.empty(pair_segment.size)
     for pair in range(pair_segment.size):
         segment = pair_segment[pair]
@@ -465,6 +519,7 @@ def class_direction(
     newton : whether the class took Newton's step
     longest, relative : the largest t ≤ 1 keeping every value ≥ ``keep`` times itself, and
         the largest |Δx / x| at t = 1, per class
+    curvature : −∂²/∂(log s)² of max_m F, per class (where Newton's step was solved)
     """
     n_classes = s.size
     step_s = np.zeros(n_classes)
@@ -474,6 +529,7 @@ def class_direction(
     newton = np.zeros(n_classes, dtype=np.bool_)
     longest = np.ones(n_classes)
     relative = np.zeros(n_classes)
+    curvature = np.zeros(n_classes)
     for k in range(n_classes):
         if not free[k]:
             continue
@@ -518,6 +574,7 @@ def class_direction(
         newton_multiplier = 0.0
         if use:
             reduced = curvature_s - square - linear * linear / pivot
+            curvature[k] = -reduced * sk * sk
             use = reduced < 0
             newton_s = (rhs - gradient_s + linear * border_rhs / pivot) / reduced
             newton_multiplier = (border_rhs + linear * newton_s) / pivot
@@ -562,4 +619,4 @@ def class_direction(
         newton[k] = use
         longest[k] = class_longest
         relative[k] = class_relative
-    return step_s, step_m, step_rho, slope, newton, longest, relative
+    return step_s, step_m, step_rho, slope, newton, longest, relative, curvature
