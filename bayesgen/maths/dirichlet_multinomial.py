@@ -322,32 +322,10 @@ def histogram_log_likelihood(
     return result + histograms.log_coefficient if coefficient else result
 
 
-def _digamma_sums(histograms: CountHistograms, alpha: np.ndarray):
-    """A_kw = Σ_c h(c) [ψ(c + α_kw) − ψ(α_kw)] (K, V) and B_k = the same over the lengths
-    at s_k (K,): the derivatives of the two histogram sums."""
-    n_classes, n_features = alpha.shape
-    cell_alpha = alpha[histograms.word_class, histograms.word_feature]
-    word_terms = histograms.word_weight * (
-        digamma(cell_alpha + histograms.word_level) - digamma(cell_alpha)
-    )
-    word_sums = np.bincount(
-        histograms.word_class * n_features + histograms.word_feature,
-        weights=word_terms,
-        minlength=n_classes * n_features,
-    ).reshape(n_classes, n_features)
-    total = alpha.sum(axis=1)
-    length_terms = histograms.length_weight * (
-        digamma(total[histograms.length_class] + histograms.length_level)
-        - digamma(total[histograms.length_class])
-    )
-    return word_sums, np.bincount(
-        histograms.length_class, weights=length_terms, minlength=n_classes
-    )
-
-
 def log_likelihood_gradient(histograms: CountHistograms, alpha) -> np.ndarray:
-    """∂ log p(X | y, α) / ∂α_kw = A_kw − B_k, shape (K, V) (see :func:`_digamma_sums`), at
-    α > 0. For tests of the fixed point; the fit itself never needs it.
+    """∂ log p(X | y, α) / ∂α_kw = A_kw − B_k, shape (K, V), at α > 0: A_kw = Σ_c h(c)
+    [ψ(c + α_kw) − ψ(α_kw)] over the word's levels, B_k the same over the lengths at s_k.
+    By SciPy's digamma, for tests of the fit (which sums them in numba).
 
     Examples
     --------
@@ -363,7 +341,21 @@ def log_likelihood_gradient(histograms: CountHistograms, alpha) -> np.ndarray:
     True
     """
     alpha = _check_alpha(histograms, alpha)
-    word_sums, length_sums = _digamma_sums(histograms, alpha)
+    n_classes, n_features = alpha.shape
+    cell_alpha = alpha[histograms.word_class, histograms.word_feature]
+    word_sums = np.bincount(
+        histograms.word_class * n_features + histograms.word_feature,
+        weights=histograms.word_weight
+        * (digamma(cell_alpha + histograms.word_level) - digamma(cell_alpha)),
+        minlength=n_classes * n_features,
+    ).reshape(n_classes, n_features)
+    total = alpha.sum(axis=1)[histograms.length_class]
+    length_terms = digamma(total + histograms.length_level) - digamma(total)
+    length_sums = np.bincount(
+        histograms.length_class,
+        weights=histograms.length_weight * length_terms,
+        minlength=n_classes,
+    )
     return word_sums - length_sums[:, None]
 
 

@@ -11,8 +11,8 @@ the Pólya section). In (s, m) the Z 11ᵀ part, and every term constant over th
 on the plane Σ Δm = 0, so the Newton step is the solution of a KKT system whose m block is
 diagonal: eliminating Δm leaves a 2 × 2 system per class (one m per class), or K + 1 (a shared
 m), solved exactly in O(cells). The cost is one pass over the histograms' entries per
-iteration, and Newton's convergence is quadratic: 6 to 10 steps from the start below, where
-the fixed point of Minka (the mean's step alternated with the precision's) took 150.
+iteration, and Newton's convergence is quadratic: 6 to 9 steps from the start below, where
+Minka's fixed point (the mean's step alternated with the precision's) took 100 to 200.
 
 Only the (class, word) cells the documents show are variables. Under a flat prior of m a
 cell no document of its class shows has m = 0 at the maximum (the likelihood decreases in
@@ -20,16 +20,20 @@ it), and stays 0; under a Dirichlet(c) prior with c_w > 1 all the unseen cells o
 all the classes, where m is shared) have m_w ∝ c_w − 1 at the maximum, and keep it on the
 way: they are one variable ρ (m_w = ρ (c_w − 1)).
 
-Safeguards. The start is the word frequencies plus c − 1, each class's s from a 1-D Newton
-on log s at that m. A step is cut to keep s and m at least a tenth of their values, and
-halved until F does not decrease (F of each class separately, where the means are one per
-class: the classes are then independent). Where the Hessian is not negative definite on the
-plane, or the Newton step does not increase F, the step is the uncoupled one (the m block's
-Newton step with s fixed, concave, and a 1-D step in log s). Where the gain the quadratic
-model predicts is below the rounding of F (1e-11 of its terms' size), the step is taken
-without the test, which rounding could not decide. It stops when the Newton step moves no
+The start: m from each word's number of documents plus c − 1 (the maximum's m where every α
+is small), s such that the expected number of distinct words of the documents, s Σ_d [ψ(s +
+n_d) − ψ(s)] (the Chinese restaurant's tables, exact where every α is small), is theirs.
+
+Safeguards. A step is cut to keep s and m at least a tenth of their values, and halved until
+F does not decrease (F of each class separately, where the means are one per class: the
+classes are then independent). Where the Hessian is not negative definite on the plane, or
+the Newton step does not increase F, the step is the uncoupled one (the m block's Newton
+step with s fixed, concave, and a 1-D step in log s). Where the gain the quadratic model
+predicts is below the rounding of F (1e-11 of its terms' size), the step is taken without
+the test, which rounding could not decide. It stops, converged, when the Newton step moves no
 s_k, m_kw or ρ by more than ``tol`` relative: its quadratic convergence puts the answer then
-within about tol² of the maximiser, to rounding.
+within about tol² of the maximiser, to rounding; and unconverged where F's curvature in
+log s_k is below its rounding (s_k → ∞, the multinomial limit: F does not determine s_k).
 """
 
 from __future__ import annotations
@@ -194,15 +198,6 @@ def _starts(sorted_key: np.ndarray, n_keys: int) -> np.ndarray:
     return np.searchsorted(sorted_key, np.arange(n_keys + 1)).astype(np.int64)
 
 
-def _by_group(ufunc, values: np.ndarray, start: np.ndarray, empty: float) -> np.ndarray:
-    """``ufunc`` over each group's contiguous run of ``values`` (``empty`` for none)."""
-    out = np.full(start.size - 1, empty)
-    nonempty = start[1:] > start[:-1]
-    if nonempty.any():
-        out[nonempty] = ufunc.reduceat(values, start[:-1][nonempty])
-    return out
-
-
 def _problem(histograms: CountHistograms, shared: bool, shape, rate, extra) -> _Problem:
     n_classes, n_features = histograms.n_classes, histograms.n_features
     cells, word_class, word_feature, weight, level = _sorted_entries(
@@ -323,15 +318,6 @@ def _precision_derivatives(problem: _Problem, point: _Point, at: _Evaluation):
     return gradient, curvature
 
 
-def _log_precision_step(s, gradient, curvature, limit):
-    """A Newton step on log s, at most ``limit`` long; ``limit`` uphill where F is not
-    concave in log s."""
-    log_curvature = s**2 * curvature + s * gradient
-    with np.errstate(divide="ignore", invalid="ignore"):
-        step = np.where(log_curvature < 0, -s * gradient / log_curvature, limit * np.sign(gradient))
-    return np.clip(np.nan_to_num(step), -limit, limit)
-
-
 def _direction(problem: _Problem, point: _Point, at: _Evaluation, coupled: np.ndarray):
     """Each group's Newton step where ``coupled`` and the Newton step is uphill, else its
     uncoupled step (see the module's docstring); which groups took Newton's; each group's
@@ -364,7 +350,8 @@ def _direction(problem: _Problem, point: _Point, at: _Evaluation, coupled: np.nd
 
 
 def _shared_direction(problem: _Problem, point: _Point, at: _Evaluation, coupled: np.ndarray):
-    """:func:`_direction` of a shared m, whose (K + 1) × (K + 1) system couples the classes."""
+    """:func:`_direction` of a shared m (one group), whose (K + 1) × (K + 1) system couples
+    the classes: (step, [whether Newton's], −∂²F/∂(log s)² per class)."""
     s, rho = point.concentration, point.unseen
     gradient_s, curvature_s = _precision_derivatives(problem, point, at)
     gradient_m, inverse_d, cross, border, border_rhs = kernels().mean_derivatives(
@@ -381,34 +368,26 @@ def _shared_direction(problem: _Problem, point: _Point, at: _Evaluation, coupled
     # ρ's row: gradient E/ρ, curvature −E/ρ², weight E in Σ m = 1 (E = Σ (c_w − 1) unseen).
     border -= problem.unseen_extra * rho**2
     border_rhs -= problem.unseen_extra * rho
-    with np.errstate(divide="ignore", invalid="ignore"):
-        uncoupled_multiplier = np.where(border != 0, -border_rhs / border, 0.0)
-    uncoupled_s = s * _log_precision_step(s, gradient_s, curvature_s, 1.0)
     parts = (gradient_s, gradient_m, inverse_d, cross)
-    result = _step(problem, point, parts, uncoupled_s, uncoupled_multiplier, coupled=False)
-    newton_s, newton_multiplier, curvature = _shared_newton(
+    newton_s, multiplier, curvature = _shared_newton(
         problem, s, curvature_s, *parts, border, border_rhs
     )
-    use = coupled & problem.moving & np.isfinite(newton_multiplier)
-    use &= np.bincount(problem.class_group, ~np.isfinite(newton_s), minlength=rho.size) == 0
-    if not use.any():
-        return result, use, curvature
-    newton_s = np.where(use[problem.class_group], newton_s, 0.0)
-    newton = _step(
-        problem, point, parts, newton_s, np.where(use, newton_multiplier, 0.0), coupled=True
-    )
-    # On a negative definite Hessian the Newton step's slope is g'(−H)⁻¹g ≥ 0: below 0 only
-    # by rounding, near the maximum.
-    use &= newton.slope > -ROUNDING * at.scale
-    by_class, by_coordinate = use[problem.class_group], use[problem.coordinate_group]
+    if coupled[0] and np.all(np.isfinite(newton_s)) and np.all(np.isfinite(multiplier)):
+        newton = _step(problem, point, parts, newton_s, multiplier, coupled=True)
+        # On a negative definite Hessian the Newton step's slope is g'(−H)⁻¹g ≥ 0: below 0
+        # only by rounding, near the maximum.
+        if newton.slope[0] > -ROUNDING * at.scale[0]:
+            return newton, np.array([True]), curvature
+    # The uncoupled step: Newton's on log s (uphill where F is not concave in log s), and the
+    # m block's with s fixed.
+    log_curvature = s**2 * curvature_s + s * gradient_s
+    with np.errstate(divide="ignore", invalid="ignore"):
+        step = np.where(log_curvature < 0, -s * gradient_s / log_curvature, np.sign(gradient_s))
+        multiplier = np.where(border != 0, -border_rhs / border, 0.0)
+    step_s = s * np.clip(np.nan_to_num(step), -1.0, 1.0)
     return (
-        _Direction(
-            np.where(by_class, newton.concentration, result.concentration),
-            np.where(by_coordinate, newton.coordinates, result.coordinates),
-            np.where(use, newton.unseen, result.unseen),
-            np.where(use, newton.slope, result.slope),
-        ),
-        use,
+        _step(problem, point, parts, step_s, multiplier, coupled=False),
+        np.array([False]),
         curvature,
     )
 
@@ -492,22 +471,15 @@ def _moved(problem: _Problem, point: _Point, direction: _Direction, t: np.ndarra
 def _step_sizes(problem: _Problem, point: _Point, direction: _Direction):
     """Each group's longest step t ≤ 1 keeping every value ≥ KEEP times itself, and its
     largest relative change |Δx / x| at t = 1."""
-    longest, relative = kernels().step_bounds(
-        point.coordinates,
-        direction.coordinates,
-        problem.coordinate_group,
+    return kernels().step_bounds(
+        np.concatenate(point),
+        np.concatenate(direction[:3]),
+        np.concatenate(
+            [problem.class_group, problem.coordinate_group, np.arange(point.unseen.size)]
+        ),
         point.unseen.size,
         KEEP,
     )
-    for values, steps, group in (
-        (point.concentration, direction.concentration, problem.class_group),
-        (point.unseen, direction.unseen, np.arange(point.unseen.size)),
-    ):
-        more_longest, more_relative = kernels().step_bounds(
-            values, steps, group, point.unseen.size, KEEP
-        )
-        longest, relative = np.minimum(longest, more_longest), np.maximum(relative, more_relative)
-    return longest, relative
 
 
 def _distinct_word_precision(problem: _Problem) -> np.ndarray:
@@ -533,27 +505,34 @@ def _start(problem: _Problem, initial_concentration, initial_mean) -> _Point:
     """m from ``initial_mean`` or each word's documents plus c − 1 (the maximum's m where
     every α is small); s from ``initial_concentration`` or the distinct words."""
     n_groups = problem.unseen_extra.size
-    if initial_mean is None:
-        m = np.bincount(
-            problem.cell_coordinate, problem.cell_count, minlength=problem.coordinate_extra.size
-        )
-        m = m + problem.coordinate_extra
-        rho = np.ones(n_groups)
-    else:
-        rows = np.broadcast_to(initial_mean, (problem.free.size, initial_mean.shape[-1]))
-        by_group = rows[np.searchsorted(problem.class_group, np.arange(n_groups))]
-        m = by_group[problem.coordinate_group, problem.coordinate_feature]
-        # ρ from the mass of the unseen words, where they have c > 1.
-        unseen_mass = 1.0 - _by_group(np.add, m, problem.coordinate_start, 0.0)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            rho = np.where(problem.unseen_extra > 0, unseen_mass / problem.unseen_extra, 1.0)
-        rho = np.where(rho > 0, rho, 1.0 / np.maximum(problem.unseen_extra, 1.0))
     s = (
         _distinct_word_precision(problem)
         if initial_concentration is None
         else initial_concentration
     )
+    m = np.bincount(
+        problem.cell_coordinate, problem.cell_count, minlength=problem.coordinate_extra.size
+    )
     no_step = _Direction(np.zeros_like(s), np.zeros_like(m), np.zeros(n_groups), None)
+    point = _moved(
+        problem,
+        _Point(s, m + problem.coordinate_extra, np.ones(n_groups)),
+        no_step,
+        np.zeros(n_groups),
+    )
+    if initial_mean is None:
+        return point
+    rows = np.broadcast_to(initial_mean, (problem.free.size, initial_mean.shape[-1]))
+    given = rows[np.searchsorted(problem.class_group, np.arange(n_groups))][
+        problem.coordinate_group, problem.coordinate_feature
+    ]
+    # A word the documents show keeps some mass (α = 0 there is F = −∞).
+    m = np.where(given > 0, given, point.coordinates)
+    # ρ from the mass of the unseen words, where they have c > 1.
+    unseen_mass = 1.0 - np.bincount(problem.coordinate_group, m, minlength=n_groups)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        given_rho = unseen_mass / problem.unseen_extra
+    rho = np.where((unseen_mass > 0) & (problem.unseen_extra > 0), given_rho, point.unseen)
     return _moved(problem, _Point(s, m, rho), no_step, np.zeros(n_groups))
 
 

@@ -6,13 +6,18 @@
   where ``lexsort`` of three arrays cost ten times as much), then its runs summed in order.
 * :func:`document_sums` gives each document's length and multinomial coefficient, log n! −
   Σ_w log x_w!, from a table of log c! for the whole counts below 1,024.
-* :func:`rising_terms` and :func:`segment_sums` give lnΓ(α + c) − lnΓ(α) and its first two
-  derivatives in α, ψ(α + c) − ψ(α) and ψ'(α) − ψ'(α + c). For a whole c ≤ ``DIRECT_LEVELS``
-  they are the sums Σ_{j<c} log(α + j) (one logarithm of the product), Σ_{j<c} 1/(α + j) and
-  Σ_{j<c} 1/(α + j)², exact to rounding; most count levels of text are 1, 2 or 3, so these cost
-  a few divisions where SciPy's ``digamma`` costs a series. Other levels use the recurrence
-  ψ(x) = ψ(x + 1) − 1/x up to x ≥ ``ASYMPTOTIC_FROM`` and the asymptotic (Bernoulli) series of
-  ψ and ψ' there, accurate to 1e-18, and ``math.lgamma`` for the value.
+* :func:`exceedance_pairs` and :func:`pair_sums` give lnΓ(α + c) − lnΓ(α) and its first two
+  derivatives in α, ψ(α + c) − ψ(α) and ψ'(α) − ψ'(α + c), summed over a cell's entries: for
+  the whole levels c ≤ ``DIRECT_LEVELS`` (most levels of text are 1, 2 or 3) they are
+  Σ_{j<c} log(α + j), Σ_{j<c} 1/(α + j) and Σ_{j<c} 1/(α + j)², exact to rounding, gathered in
+  Minka's exceedance form Σ_j H(j) f(α + j): one division per (cell, j) where SciPy's
+  ``digamma`` costs a series per entry, and the logarithms are NumPy's, vectorised. The other
+  levels (:func:`other_sums`, :func:`rising_terms`) use the recurrence ψ(x) = ψ(x + 1) − 1/x
+  up to x ≥ ``ASYMPTOTIC_FROM``, the asymptotic (Bernoulli) series of ψ and ψ' there, accurate
+  to 1e-18, and ``math.lgamma``.
+* :func:`mean_derivatives`, :func:`shared_system`, :func:`mean_step`, :func:`class_direction`,
+  :func:`step_bounds`, :func:`moved_means`: the loops over cells of Newton's method
+  (:mod:`bayesgen.maths.dirichlet_multinomial_fit`).
 
 Imported on first use (see ``_kernels`` in :mod:`bayesgen.maths.dirichlet_multinomial_fit`):
 importing numba takes a fraction of a second and compiling these a few seconds once
@@ -32,8 +37,6 @@ DIRECT_LEVELS = 16
 ASYMPTOTIC_FROM = 16.0
 #: log c! is looked up for the whole counts below this.
 LOG_FACTORIAL_TABLE = 1024
-#: The product of the factors α + j is logged before it can overflow.
-PRODUCT_LIMIT = 1e280
 
 
 @njit(cache=True)
@@ -176,27 +179,9 @@ def _trigamma_series(x):
 
 
 @njit(cache=True, error_model="numpy")
-def _rising(alpha, level, with_value):
-    """(lnΓ(α + c) − lnΓ(α), ψ(α + c) − ψ(α), ψ'(α) − ψ'(α + c)) at α > 0, c = ``level``;
-    the value is 0 unless ``with_value``."""
-    whole = int(level)
-    if whole == level and whole >= 0 and whole <= DIRECT_LEVELS:
-        first = 0.0
-        second = 0.0
-        value = 0.0
-        product = 1.0
-        for j in range(whole):
-            factor = alpha + j
-            inverse = 1.0 / factor
-            first += inverse
-            second += inverse * inverse
-            product *= factor
-            if product > PRODUCT_LIMIT:
-                value += math.log(product)
-                product = 1.0
-        if with_value:
-            value += math.log(product)
-        return value, first, second
+def _rising(alpha, level):
+    """(lnΓ(α + c) − lnΓ(α), ψ(α + c) − ψ(α), ψ'(α) − ψ'(α + c)) at α > 0, c = ``level`` ≥ 0,
+    by the recurrence up to ``ASYMPTOTIC_FROM`` and the series there."""
     # ψ(α) = ψ(x) − Σ 1/(α + j) with x = α + (number of terms) ≥ ASYMPTOTIC_FROM, and so on.
     low_first = 0.0
     low_second = 0.0
@@ -216,8 +201,7 @@ def _rising(alpha, level, with_value):
         high += 1.0
     first = (_digamma_series(high) - _digamma_series(low)) + (low_first - high_first)
     second = (_trigamma_series(low) - _trigamma_series(high)) + (low_second - high_second)
-    value = math.lgamma(alpha + level) - math.lgamma(alpha) if with_value else 0.0
-    return value, first, second
+    return math.lgamma(alpha + level) - math.lgamma(alpha), first, second
 
 
 @njit(cache=True, error_model="numpy")
@@ -229,9 +213,7 @@ def rising_terms(alpha, level):
     first = np.empty(flat_alpha.size)
     second = np.empty(flat_alpha.size)
     for index in range(flat_alpha.size):
-        value[index], first[index], second[index] = _rising(
-            flat_alpha[index], flat_level[index], True
-        )
+        value[index], first[index], second[index] = _rising(flat_alpha[index], flat_level[index])
     return value.reshape(alpha.shape), first.reshape(alpha.shape), second.reshape(alpha.shape)
 
 
@@ -338,7 +320,7 @@ def other_sums(alpha, segment_of, level, weight, segment_class, first, second, n
     value = np.zeros(n_classes)
     for index in range(segment_of.size):
         segment = segment_of[index]
-        term_value, term_first, term_second = _rising(alpha[segment], level[index], True)
+        term_value, term_first, term_second = _rising(alpha[segment], level[index])
         value[segment_class[segment]] += weight[index] * term_value
         first[segment] += weight[index] * term_first
         second[segment] += weight[index] * term_second
