@@ -226,7 +226,7 @@ def _direct(level):
 @njit(cache=True)
 def exceedance_pairs(start, level, weight):
     """Minka's exceedance form of the whole levels 1 … ``DIRECT_LEVELS`` of every segment i
-    (a cell, or a class's lengths; its entries [start[i], start[i + 1]), levels increasing):
+    (a cell, or a class's lengths; its entries [start[i], start[i + 1])):
     Σ_e w_e Σ_{j<c_e} f(α + j) = Σ_j H_i(j) f(α + j), H_i(j) = Σ_{e: c_e > j} w_e.
 
     Returns
@@ -243,46 +243,40 @@ def exceedance_pairs(start, level, weight):
         Σ w of each segment's entries of level > 0 (a cell's documents).
     """
     n_segments = start.size - 1
-    top = np.zeros(n_segments, dtype=np.int64)
+    # The pairs of segment i are [first_pair[i], first_pair[i + 1]): j = 1 … its top − 1.
+    first_pair = np.zeros(n_segments + 1, dtype=np.int64)
     segment_weight = np.zeros(n_segments)
-    n_pairs = 0
     n_other = 0
     for segment in range(n_segments):
+        top = 0
         for entry in range(start[segment], start[segment + 1]):
             c = level[entry]
             if _direct(c):
-                top[segment] = np.int64(c)
+                top = max(top, np.int64(c))
             elif c != 0.0:
                 n_other += 1
             if c > 0.0:
                 segment_weight[segment] += weight[entry]
-        n_pairs += max(top[segment] - 1, 0)
+        first_pair[segment + 1] = first_pair[segment] + max(top - 1, 0)
     base = np.zeros(n_segments)
-    pair_segment = np.empty(n_pairs, dtype=np.int32)
-    pair_offset = np.empty(n_pairs)
-    pair_weight = np.empty(n_pairs)
+    pair_segment = np.empty(first_pair[-1], dtype=np.int32)
+    pair_offset = np.empty(first_pair[-1])
+    pair_weight = np.zeros(first_pair[-1])
     other_entry = np.empty(n_other, dtype=np.int64)
     other_segment = np.empty(n_other, dtype=np.int64)
-    n_pairs = 0
     n_other = 0
     for segment in range(n_segments):
-        # H(j) for j = top − 1 down to 0: the weights of the direct levels above j.
-        tail = 0.0
-        entry = start[segment + 1] - 1
-        for j in range(top[segment] - 1, -1, -1):
-            while entry >= start[segment] and level[entry] > j:
-                if _direct(level[entry]):
-                    tail += weight[entry]
-                entry -= 1
-            if j == 0:
-                base[segment] = tail
-            else:
-                pair_segment[n_pairs + j - 1] = segment
-                pair_offset[n_pairs + j - 1] = j
-                pair_weight[n_pairs + j - 1] = tail
-        n_pairs += max(top[segment] - 1, 0)
+        for pair in range(first_pair[segment], first_pair[segment + 1]):
+            pair_segment[pair] = segment
+            pair_offset[pair] = pair - first_pair[segment] + 1
         for entry in range(start[segment], start[segment + 1]):
-            if not _direct(level[entry]) and level[entry] != 0.0:
+            c = level[entry]
+            if _direct(c):
+                # Entry e adds w_e to H(j) for every j < c_e.
+                base[segment] += weight[entry]
+                for pair in range(first_pair[segment], first_pair[segment] + np.int64(c) - 1):
+                    pair_weight[pair] += weight[entry]
+            elif c != 0.0:
                 other_entry[n_other] = entry
                 other_segment[n_other] = segment
                 n_other += 1
