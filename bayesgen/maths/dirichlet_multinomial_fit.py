@@ -580,9 +580,10 @@ def newton_fit(
             moved = _moved(problem, point, direction, t)
             trial = _evaluate(problem, moved)
             accepted |= trial.value >= current.value
-            if accepted.all():
-                break
             t = np.where(accepted, t, 0.5 * t)
+            # A step whose gain would be below F's rounding is no step: it failed.
+            if np.all(accepted | (t * direction.slope <= ROUNDING * current.scale)):
+                break
         failed = ~accepted
         # A Newton step that failed is followed by an uncoupled one; an uncoupled one that
         # failed leaves nothing to try.
