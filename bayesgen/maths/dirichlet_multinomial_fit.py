@@ -53,6 +53,9 @@ if TYPE_CHECKING:
 ROUNDING = 1e-11
 #: A step keeps every s and m at least this fraction of its value.
 KEEP = 0.1
+#: A Newton step below this relative size whose gain is below F's rounding is near the
+#: maximum, and taken untested.
+NEAR = 1e-3
 #: Halvings of a step before it is given up.
 MAX_HALVINGS = 60
 #: The start's Newton steps on log s: at most this many, each at most this long.
@@ -442,6 +445,8 @@ def _shared_newton(
     reduced -= np.outer(s_border, s_border) / pivot
     reduced_rhs = rhs[free] - gradient_s[free] - s_border * border_rhs[0] / pivot
     curvature[free] = -np.diag(reduced) * s[free] ** 2
+    if not np.all(np.diag(reduced) < 0):
+        return failed
     # Jacobi scaling: the precisions' rows differ by orders of magnitude.
     scaling = 1.0 / np.sqrt(np.abs(np.diag(reduced)))
     try:
@@ -570,8 +575,10 @@ def newton_fit(
         stuck |= finishing & undetermined
         finishing &= ~undetermined
         t = np.where(done | stuck, 0.0, longest)
-        # Below F's rounding the test cannot decide: near the maximum, Newton's step is taken.
-        accepted = done | stuck | finishing | (direction.slope <= ROUNDING * current.scale)
+        # Below F's rounding the test cannot decide: near the maximum (a short step), Newton's
+        # step is taken. A long one with so little gain is F flat (s → ∞): it is tested.
+        unseen_gain = (direction.slope <= ROUNDING * current.scale) & (relative < NEAR)
+        accepted = done | stuck | finishing | (newton & unseen_gain)
         if np.all(done | stuck | finishing):
             point = _moved(problem, point, direction, t)
             done |= finishing
