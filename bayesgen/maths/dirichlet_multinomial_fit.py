@@ -28,9 +28,9 @@ Safeguards. A step is cut to keep s and m at least a tenth of their values, and 
 F does not decrease (F of each class separately, where the means are one per class: the
 classes are then independent). Where the Hessian is not negative definite on the plane, or
 the Newton step does not increase F, the step is the uncoupled one (the m block's Newton
-step with s fixed, concave, and a 1-D step in log s). Where the gain the quadratic model
-predicts is below the rounding of F (1e-11 of its terms' size), the step is taken without
-the test, which rounding could not decide. It stops, converged, when the Newton step moves no
+step with s fixed, concave, and a 1-D step in log s). Where a Newton step is short (below
+1e-3 relative) and the gain it predicts below the rounding of F (1e-11 of its terms' size),
+it is taken without the test, which rounding could not decide. It stops, converged, when the Newton step moves no
 s_k, m_kw or ρ by more than ``tol`` relative: its quadratic convergence puts the answer then
 within about tol² of the maximiser, to rounding; and unconverged where F's curvature in
 log s_k is below its rounding (s_k → ∞, the multinomial limit: F does not determine s_k).
