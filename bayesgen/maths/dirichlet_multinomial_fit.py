@@ -30,10 +30,11 @@ classes are then independent). Where the Hessian is not negative definite on the
 the Newton step does not increase F, the step is the uncoupled one (the m block's Newton
 step with s fixed, concave, and a 1-D step in log s). Where a Newton step is short (below
 1e-3 relative) and the gain it predicts below the rounding of F (1e-11 of its terms' size),
-it is taken without the test, which rounding could not decide. It stops, converged, when the Newton step moves no
-s_k, m_kw or ρ by more than ``tol`` relative: its quadratic convergence puts the answer then
-within about tol² of the maximiser, to rounding; and unconverged where F's curvature in
-log s_k is below its rounding (s_k → ∞, the multinomial limit: F does not determine s_k).
+it is taken without the test, which rounding could not decide. It stops, converged, when
+the Newton step moves no s_k, m_kw or ρ by more than ``tol`` relative: its quadratic
+convergence puts the answer then within about tol² of the maximiser, to rounding; and
+unconverged where F's curvature in log s_k is below its rounding, or no step raises F above
+it (s_k → ∞, the multinomial limit: F does not determine s_k).
 """
 
 from __future__ import annotations
