@@ -94,7 +94,7 @@ class DirichletMultinomialNB(GenerativeClassifier):
     again); s → ∞ is the multinomial model. s_k ~ Gamma and m_k ~ Dirichlet(1 + λ f) around
     the pooled word frequencies f; the posterior of (s, m) is sampled by NUTS on the count
     histograms (the cost grows with the distinct count levels, not the documents), and the
-    closed form holds its mode by Minka's fixed point. See :mod:`bayesgen.families.dcm` and
+    closed form holds its mode, found by Newton's method. See :mod:`bayesgen.families.dcm` and
     docs/dcm.md.
 
     Parameters
@@ -148,7 +148,7 @@ class DirichletMultinomialNB(GenerativeClassifier):
     >>> est.fit(X, y).predict([[9, 8, 1, 0], [0, 1, 10, 7]]).tolist()  # doctest: +SKIP
     [0, 1]
 
-    The point fit (the posterior mode, Minka's fixed point) needs no sampling:
+    The point fit (the posterior mode, by Newton's method) needs no sampling:
 
     >>> fit = est.model_.fit(X, y)
     >>> fit["concentration"].values.round(1).tolist()

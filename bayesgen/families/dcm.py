@@ -21,10 +21,10 @@ What is exact and what is not
     The class probabilities' posterior is Dirichlet(a + N_k), exactly. (s, m) have no
     conjugate prior: their posterior is sampled by NUTS (:mod:`bayesgen.families.dcm_pymc`),
     and ``inference="conjugate"`` is refused. The closed form holds the point fit: the mode
-    of p(s, m | X, y) under the priors (``concentration``, ``feature_mean``), found by Minka's
-    fixed points, and the evidence maximiser under a flat prior (``concentration_mle``,
+    of p(s, m | X, y) under the priors (``concentration``, ``feature_mean``), found by Newton's
+    method, and the evidence maximiser under a flat prior (``concentration_mle``,
     ``feature_mean_mle``; a word a class never shows gets m = 0 there). The comparison checks
-    π exactly and the MAP of (s, m) (``find_MAP`` on the PyMC model) against the fixed point;
+    π exactly and the MAP of (s, m) (``find_MAP`` on the PyMC model) against the point fit;
     s and m's posterior means have no closed form.
 
 Prediction: given α the DirMult log pmf is exact (:meth:`DirichletMultinomialFamily.draw_log_joint`,
@@ -64,8 +64,8 @@ PRIOR_MEANS = ("per_class", "pooled")
 FLAT = "flat"
 #: Why s and m have no closed-form mean or SD, for the comparison's table.
 NO_CLOSED_FORM = "no closed form: the Dirichlet compound multinomial has no conjugate prior"
-#: Why a MAP is not compared where the fixed point did not converge.
-NOT_CONVERGED = "MAP not compared: the fixed point did not converge (s → ∞, no mode)"
+#: Why a MAP is not compared where the point fit did not converge.
+NOT_CONVERGED = "MAP not compared: the point fit did not converge (s → ∞, no mode)"
 
 #: The class labels the histograms' class codes stand for, in the statistics before a fit (see
 #: :func:`histograms_of`); the fit's own codes index its class coordinate.
@@ -232,8 +232,8 @@ class DirichletMultinomialFamily(Family):
         top_parameter_label="m (mean word probability in the class)",
         top_parameter_caption="largest mean word probabilities",
         variable_symbols={"concentration": "s", "feature_mean": "m"},
-        mean_label="fixed point",
-        mean_caption="Minka fixed point (the posterior mode)",
+        mean_label="point fit",
+        mean_caption="the point fit (the posterior mode, by Newton's method)",
         ppc_variables=("distinct_words",),
         ppc_caption=(
             "distinct_words is each document's number of different words, the labels and "
@@ -379,7 +379,7 @@ class DirichletMultinomialFamily(Family):
         )
 
     def conjugate_mode(self, estimates: xr.Dataset) -> dict[str, Variable]:
-        """π's exact mode, and the mode of (s, m) found by the fixed point."""
+        """π's exact mode, and the mode of (s, m) found by the point fit."""
         return {
             "class_prob": CLASS_PRIOR.mode(estimates),
             "concentration": (("class",), estimates["concentration"].values),
@@ -443,7 +443,7 @@ class DirichletMultinomialFamily(Family):
         options: dict,
         map_method: str | None,
     ) -> list[Expected]:
-        """π exactly; s and m: no closed-form mean or SD, their MAP is the fixed point."""
+        """π exactly; s and m: no closed-form mean or SD, their MAP is the point fit."""
         (shape, rate), _ = prior_of(estimates)
         strength = estimates.attrs["mean_prior_strength"]
         converged = bool(estimates.attrs.get("point_fit_converged", 1))
@@ -471,7 +471,7 @@ class DirichletMultinomialFamily(Family):
                     prior=prior,
                     mean_identity=None,
                     sd_identity=None,
-                    map_identity=f"MAP of {symbol} = Minka's fixed point under {prior}",
+                    map_identity=f"MAP of {symbol} = the point fit under {prior}",
                 )
             )
         return blocks
