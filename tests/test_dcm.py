@@ -340,3 +340,198 @@ def test_dask_input_is_reduced_chunk_by_chunk_to_the_fit_of_all_documents():
     assert est.closed_form_.attrs["dask_chunks"] == 4
     assert_same_point_fit(est.closed_form_, FAMILY.fit(X, y))
     np.testing.assert_array_equal(est.classes_, ["ham", "spam"])
+
+
+# -- the coordinates NUTS samples in (bayesgen.families.dcm_transforms_pymc) ----------------
+
+
+def _histogram_log_likelihood(histograms, alpha, total):
+    """Σ h(c) [lnΓ(α + c) − lnΓ(α)] − Σ g(n) [lnΓ(s + n) − lnΓ(s)] from SciPy's gammaln."""
+    from scipy.special import gammaln
+
+    a = alpha[histograms.word_class, histograms.word_feature]
+    words = histograms.word_weight * (gammaln(a + histograms.word_level) - gammaln(a))
+    s = total[histograms.length_class]
+    lengths = histograms.length_weight * (gammaln(s + histograms.length_level) - gammaln(s))
+    return words.sum() - lengths.sum()
+
+
+def test_curvature_sums_are_the_derivatives_of_the_log_likelihood():
+    from bayesgen.families.dcm_transforms_pymc import curvature_sums
+
+    X, y = corpus()
+    fit = FAMILY.fit(X, y)
+    histograms = histograms_of(fit)
+    s, m = fit["concentration"].values, fit["feature_mean"].values
+    first, second, length_first, length_second = curvature_sums(histograms, s, m)
+    alpha, step = s[:, None] * m, 1e-4
+    for k, w in [(0, 0), (1, 3), (0, 11)]:
+
+        def words_at(value, k=k, w=w):
+            moved = alpha.copy()
+            moved[k, w] = value
+            return _histogram_log_likelihood(histograms, moved, s)
+
+        a = alpha[k, w]
+        up, here, down = words_at(a + step), words_at(a), words_at(a - step)
+        assert first[k, w] == pytest.approx((up - down) / (2 * step), rel=1e-6)
+        assert second[k, w] == pytest.approx(-(up - 2 * here + down) / step**2, rel=1e-4)
+
+    def lengths_at(total):  # the words' part held fixed: −Σ g(n) [lnΓ(s + n) − lnΓ(s)] + C
+        return _histogram_log_likelihood(histograms, alpha, total)
+
+    for k in (0, 1):
+        unit = np.eye(2)[k] * 1e-3
+        up, here, down = lengths_at(s + unit), lengths_at(s), lengths_at(s - unit)
+        assert length_first[k] == pytest.approx(-(up - down) / 2e-3, rel=1e-6)
+        assert length_second[k] == pytest.approx((up - 2 * here + down) / 1e-6, rel=1e-4)
+
+
+@pytest.mark.parametrize("options", [{}, {"concentration_prior": "flat"}])
+@pytest.mark.parametrize("at", ["point_fit", "sampling_start"])
+def test_log_concentration_constants_are_a_newton_step_of_the_sampled_density(options, at):
+    from bayesgen.families.dcm_transforms_pymc import (
+        concentration_standardisation,
+        sampling_start_mean,
+    )
+
+    X, y = corpus()
+    fit = FAMILY.fit(X, y, **options)
+    histograms = histograms_of(fit)
+    s, m = fit["concentration"].values, fit["feature_mean"].values
+    shape = float(fit.attrs["concentration_prior_shape"])
+    rate = float(fit.attrs["concentration_prior_rate"])
+    if at == "sampling_start":
+        prior = 1.0 + float(fit.attrs["mean_prior_strength"]) * fit["prior_frequency"].values
+        m = sampling_start_mean(histograms, s, m, prior=prior, pooled=False)
+    location, scale, log_scale = concentration_standardisation(
+        histograms, s, m, shape=shape, rate=rate
+    )
+
+    def log_density(log_s):  # m held fixed; the Gamma prior and the log-Jacobian + log s
+        total = np.exp(log_s)
+        prior_and_jacobian = np.sum(shape * log_s - rate * total)
+        return _histogram_log_likelihood(histograms, total[:, None] * m, total) + prior_and_jacobian
+
+    step = 1e-3
+    for k in (0, 1):
+        unit = np.eye(2)[k] * step
+        u = np.log(s)
+        up, here, down = log_density(u + unit), log_density(u), log_density(u - unit)
+        curvature = -(up - 2 * here + down) / step**2
+        gradient = (up - down) / (2 * step)
+        assert scale[k] == pytest.approx(curvature**-0.5, rel=1e-3)
+        assert location[k] == pytest.approx(u[k] + gradient / curvature, abs=1e-4)
+    np.testing.assert_allclose(log_scale, np.log(scale))
+
+
+def _log_ratio_constants(shape, seed=1):
+    rng = np.random.default_rng(seed)
+    log_scale = rng.normal(-1.0, 0.5, size=shape)
+    weight = rng.gamma(1.0, 1.0, size=shape)
+    return (
+        rng.normal(size=shape),
+        np.exp(log_scale),
+        log_scale,
+        weight / weight.sum(axis=-1, keepdims=True),
+    )
+
+
+def _compiled_log_ratio(method, shape=(5,)):
+    import pytensor
+    import pytensor.tensor as pt
+
+    from bayesgen.families.dcm_transforms_pymc import StandardisedLogRatio
+
+    value = pt.tensor("value", shape=(None,) * len(shape))
+    transform = StandardisedLogRatio(*_log_ratio_constants(shape))
+    return pytensor.function([value], getattr(transform, method)(value))
+
+
+@pytest.mark.parametrize("shape", [(5,), (2, 6)], ids=["one", "per-class"])
+def test_log_ratio_forward_inverts_backward(shape):
+    backward, forward = (
+        _compiled_log_ratio("backward", shape),
+        _compiled_log_ratio("forward", shape),
+    )
+    rng = np.random.default_rng(2)
+    free = (*shape[:-1], shape[-1] - 1)
+    for _ in range(5):
+        z = rng.normal(size=free) * 2
+        m = backward(z)
+        np.testing.assert_allclose(m.sum(axis=-1), 1.0)
+        assert np.all(m > 0)
+        np.testing.assert_allclose(forward(m), z, atol=1e-9)
+        simplex = rng.dirichlet(np.ones(shape[-1]), size=shape[:-1])
+        np.testing.assert_allclose(backward(forward(simplex)), simplex, rtol=1e-9)
+
+
+def _log_jacobian_by_differences(backward, z, step=1e-6):
+    """log |det ∂m_{−r} / ∂z| (r: the word left out, any one: all give the same value)."""
+    columns = [
+        (backward(z + step * unit)[:-1] - backward(z - step * unit)[:-1]) / (2 * step)
+        for unit in np.eye(z.size)
+    ]
+    return np.linalg.slogdet(np.column_stack(columns))[1]
+
+
+def test_log_ratio_log_jacobian_is_that_of_the_free_coordinates():
+    backward, log_jacobian = _compiled_log_ratio("backward"), _compiled_log_ratio("log_jac_det")
+    for z in (np.array([0.3, -1.2, 0.8, 2.0]), np.zeros(4), np.array([-2.0, 1.0, 0.1, -0.5])):
+        expected = _log_jacobian_by_differences(backward, z)
+        assert float(log_jacobian(z)) == pytest.approx(expected, rel=1e-7)
+
+
+def test_pymc_density_of_the_log_ratio_is_scipys_dirichlet_times_the_jacobian():
+    import pymc as pm
+    import pytensor
+    import pytensor.tensor as pt
+
+    from bayesgen.families.dcm_transforms_pymc import StandardisedLogRatio
+
+    a = np.random.default_rng(3).gamma(2.0, 2.0, size=(2, 5))
+    constants = _log_ratio_constants((2, 5), seed=4)
+    with pm.Model() as model:
+        pm.Dirichlet("m", a=a, default_transform=StandardisedLogRatio(*constants))
+    logp = model.compile_logp(jacobian=True, sum=False)
+    value = pt.dvector()
+    z = np.array([[0.5, -0.7, 1.3, 0.1], [-1.0, 0.2, 0.4, 2.2]])
+    for k in (0, 1):
+        one_class = [c[k] for c in constants]
+        backward = pytensor.function([value], StandardisedLogRatio(*one_class).backward(value))
+        expected = stats.dirichlet.logpdf(backward(z[k]), a[k])
+        expected += _log_jacobian_by_differences(backward, z[k])
+        got = logp({"m_standardised_log_ratio__": z})[0]
+        assert float(np.ravel(got)[k]) == pytest.approx(expected, rel=1e-8)
+
+
+def test_nuts_samples_coordinates_close_to_standard_normal(nuts_fit):
+    # The coordinates are built from the point fit; their draws should then have means near 0
+    # and SDs near 1 (the mass matrix has little left to adapt).
+    import pytensor
+    import pytensor.tensor as pt
+
+    from bayesgen.families.dcm_transforms_pymc import StandardisedLogRatio
+    from bayesgen.families.shared_pymc import StandardisedLog
+
+    est, _, _ = nuts_fit
+    model = FAMILY.pymc_model(est.closed_form_)
+    posterior = est.idata_["posterior"]
+    s_constants = model["concentration_standardisation"].get_value()
+    m_constants = model["feature_mean_log_ratio"].get_value()
+    value = pt.dvector()
+    to_z = pytensor.function([value], StandardisedLog(*s_constants).forward(value))
+    s_z = np.stack([to_z(s) for s in posterior["concentration"].values.reshape(-1, 2)])
+    matrix = pt.dmatrix()
+    to_y = pytensor.function([matrix], StandardisedLogRatio(*m_constants).forward(matrix))
+    m_z = np.stack([to_y(m) for m in posterior["feature_mean"].values.reshape(-1, 2, N_WORDS)])
+    for z in (s_z.reshape(len(s_z), -1), m_z.reshape(len(m_z), -1)):
+        assert np.all(np.abs(z.mean(axis=0)) < 1.0)
+        assert np.all((z.std(axis=0) > 0.5) & (z.std(axis=0) < 2.0))
+
+
+def test_nuts_starts_at_z_zero():
+    X, y = corpus()
+    start = FAMILY.pymc_model(FAMILY.fit(X, y)).initial_point()
+    np.testing.assert_allclose(start["feature_mean_standardised_log_ratio__"], 0.0, atol=1e-9)
+    np.testing.assert_allclose(start["concentration_standardised_log__"], 0.0, atol=1e-9)

@@ -10,7 +10,19 @@ import pytensor
 import pytensor.tensor as pt
 import xarray as xr
 
-from bayesgen.families.shared_pymc import block_dims, block_model, class_prob_prior
+from bayesgen.families.dcm_transforms_pymc import (
+    StandardisedLogRatio,
+    concentration_standardisation,
+    mean_standardisation,
+    sampling_start_mean,
+)
+from bayesgen.families.shared_pymc import (
+    StandardisedLog,
+    block_dims,
+    block_model,
+    class_prob_prior,
+    standardisation_data,
+)
 from bayesgen.maths.dirichlet_multinomial import CountHistograms
 
 #: The histograms' entry arrays the likelihood reads.
@@ -29,6 +41,18 @@ def _interior(mean: np.ndarray) -> np.ndarray:
     """A starting point inside the simplex near ``mean`` (the flat fit can put m = 0)."""
     mean = np.maximum(mean, 1e-8)
     return mean / mean.sum(axis=-1, keepdims=True)
+
+
+def log_ratio_data(name: str, constants, *, dims) -> pt.TensorVariable:
+    """The constants of :class:`StandardisedLogRatio` (location, scale, log_scale, weight) as
+    one ``pm.Data`` ``{name}_log_ratio``, dims ("log_ratio", *dims): data, so that one compiled
+    graph serves every corpus of the same shape (see
+    :func:`~bayesgen.families.shared_pymc.standardisation_data`)."""
+    model = pm.modelcontext(None)
+    if "log_ratio" not in model.coords:
+        model.add_coord("log_ratio", ["location", "scale", "log_scale", "weight"])
+    dims = (dims,) if isinstance(dims, str) else tuple(dims)
+    return pm.Data(f"{name}_log_ratio", np.stack(constants), dims=("log_ratio", *dims))
 
 
 def histogram_log_likelihood(histograms: CountHistograms, concentration, mean):
@@ -83,30 +107,68 @@ def dcm_pymc_model(
     n_classes = estimates.sizes["class"]
     start_s = np.maximum(estimates["concentration"].values.astype(np.float64), 1e-6)
     start_m = _interior(estimates["feature_mean"].values.astype(np.float64))
+    pooled = estimates.attrs["prior_mean"] == "pooled"
+    # NUTS samples log s and m's log-ratio coordinates centred at the mode and scaled by the
+    # curvature there (dcm_transforms_pymc): under PyMC's log and simplex transforms it
+    # took steps of 0.015 at tree depth 8 (2 x 2,000 words), held there by one stiff
+    # direction of the simplex transform (see StandardisedLogRatio).
+    m_constants = mean_standardisation(
+        histograms, start_s, start_m, prior=mean_prior, pooled=pooled
+    )
+    # NUTS (and find_MAP, which then has a few steps to go) starts at z = 0, about the mode of
+    # the density NUTS samples (its log-Jacobians included), not at the point fit: see
+    # sampling_start_mean; and s at one Newton step from ŝ with m there.
+    start_m = sampling_start_mean(histograms, start_s, start_m, prior=mean_prior, pooled=pooled)
+    s_constants = concentration_standardisation(
+        histograms,
+        start_s,
+        np.broadcast_to(start_m, (n_classes, start_m.shape[-1])),
+        shape=shape,
+        rate=rate,
+    )
+    start_s = np.exp(s_constants[0])
     with block_model(estimates) as model:
         class_prob_prior(estimates, class_alpha)
+        s_data = standardisation_data("concentration", s_constants, dims=class_dims)
+        s_transform = StandardisedLog(s_data[0], s_data[1], s_data[2])
         if rate == 0.0 and shape == 1.0:
-            concentration = pm.HalfFlat("concentration", dims=class_dims, initval=start_s)
+            concentration = pm.HalfFlat(
+                "concentration",
+                dims=class_dims,
+                shape=s_data.shape[1:],  # see standardisation_data
+                initval=start_s,
+                default_transform=s_transform,
+            )
         else:
             concentration = pm.Gamma(
-                "concentration", alpha=shape, beta=rate, dims=class_dims, initval=start_s
+                "concentration",
+                alpha=shape,
+                beta=rate,
+                dims=class_dims,
+                shape=s_data.shape[1:],
+                initval=start_s,
+                default_transform=s_transform,
             )
         # Data, not a constant: 1 + λ f changes with the corpus, and a constant would make
         # every corpus's graph a new one to compile.
         prior_data = pm.Data("mean_prior", mean_prior, dims=block_dims("feature"))
-        if estimates.attrs["prior_mean"] == "pooled":
-            shared = pm.Dirichlet(
-                "shared_mean", a=prior_data, dims=block_dims("feature"), initval=start_m[0]
-            )
+        name = "shared_mean" if pooled else "feature_mean"
+        mean_dims = block_dims("feature") if pooled else dims
+        m_data = log_ratio_data(name, m_constants, dims=mean_dims)
+        # The Dirichlet's concentrations take the shape of the data, so that the data are
+        # inputs of its graph, as a transform needs (see standardisation_data).
+        m = pm.Dirichlet(
+            name,
+            a=pt.broadcast_to(prior_data, m_data.shape[1:]),
+            dims=mean_dims,
+            initval=start_m,
+            default_transform=StandardisedLogRatio(m_data[0], m_data[1], m_data[2], m_data[3]),
+        )
+        if pooled:
             mean = pm.Deterministic(
-                "feature_mean", pt.repeat(shared[None, :], n_classes, axis=0), dims=dims
+                "feature_mean", pt.repeat(m[None, :], n_classes, axis=0), dims=dims
             )
         else:
-            mean = pm.Dirichlet(
-                "feature_mean",
-                a=pt.ones((n_classes, 1)) * prior_data[None, :],
-                dims=dims,
-                initval=start_m,
-            )
+            mean = m
         pm.Potential("document_loglik", histogram_log_likelihood(histograms, concentration, mean))
     return model
