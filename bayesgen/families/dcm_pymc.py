@@ -98,7 +98,10 @@ def dcm_pymc_model(
     at a cost that grows with the distinct count levels, not the documents; the pointwise
     log-likelihood of each document is computed from the draws
     (:meth:`~bayesgen.families.dcm.DirichletMultinomialFamily.row_log_likelihood`). NUTS
-    starts at the point fit (the posterior mode).
+    samples log s and log-ratio coordinates of m centred near the mode and whitened by the
+    curvature at the point fit (:mod:`bayesgen.families.dcm_transforms_pymc`; their
+    constants the data ``concentration_standardisation`` and ``{feature,shared}_mean_log_ratio``)
+    and starts at their zero, about the mode of the density it samples.
     """
     shape, rate = concentration_prior
     class_alpha = float(estimates.attrs["class_alpha"])
