@@ -15,14 +15,19 @@ setup:
 demo: setup
 	$(VENV)/bin/bayesgen demo
 
+# Test files are spread over one worker per core (at most 4), a file's tests on one worker so
+# that its module fixtures are made once; PYTEST_WORKERS=0 runs them in this process.
+PYTEST_WORKERS ?= auto
+PARALLEL = -n $(PYTEST_WORKERS) --maxprocesses 4 --dist loadfile
+
 test: setup
-	$(PY) -m pytest
+	$(PY) -m pytest $(PARALLEL)
 
 test-slow: setup
-	$(PY) -m pytest -m slow
+	$(PY) -m pytest $(PARALLEL) -m slow
 
 test-all: setup
-	$(PY) -m pytest -m ""
+	$(PY) -m pytest $(PARALLEL) -m ""
 
 lint: setup
 	$(PY) -m ruff check bayesgen tests benchmarks examples
