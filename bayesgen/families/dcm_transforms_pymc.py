@@ -154,7 +154,7 @@ def sampling_start_mean(
 class StandardisedLogRatio(Transform):
     """m = softmax(u): u_j = log m_j − Σ_i w_i log m_i (Σ w = 1), whose coordinate at the
     reference word r, the largest weight (summed over any leading axes), is implied by
-    Σ w u = 0 and left out; the others are sampled as z = (u − location) / scale.
+    Σ w u = 0 and left out; the others are sampled as standardised coordinates z.
 
     The sampled coordinates z map to u by u = location + scale ⊙ (I − γ q qᵀ) z, q = √w
     (free words), γ = 1 / (1 + √w_r): under independent log G_j of variances 1 / c_j,
