@@ -7,6 +7,7 @@ The NUTS runs are tiny (2 classes x 20 words, 60 documents, 2 x 300 draws) and s
 import warnings
 
 import numpy as np
+import pandas as pd
 import pytest
 import scipy.sparse as sp
 import xarray as xr
@@ -231,6 +232,24 @@ def test_sbc_refuses_the_dcm_by_name_as_it_has_no_conjugate_prior_draws(nuts_fit
     est, _, _ = nuts_fit
     with pytest.raises(ValueError, match=r"estimator: .*DirichletMultinomialNB.*not conjugate"):
         bayesgen.sbc(est, n_simulations=2)
+
+
+def test_relevance_is_the_beta_bernoulli_bayes_factor_of_the_words_presence(nuts_fit):
+    from scipy.special import betaln
+
+    est, X, y = nuts_fit
+    present = np.stack([(X[y == label] > 0).sum(axis=0) for label in est.classes_])
+    documents = np.array([(y == label).sum() for label in est.classes_])[:, None]
+    class_dependent = (betaln(1 + present, 1 + documents - present) - betaln(1, 1)).sum(axis=0)
+    pooled = betaln(1 + present.sum(0), 1 + documents.sum() - present.sum(0)) - betaln(1, 1)
+    table = est.feature_relevance().set_index("feature")
+    expected = pd.Series(class_dependent - pooled, index=est.closed_form_["feature"].values)
+    np.testing.assert_allclose(
+        table.loc[expected.index, "log_bayes_factor"].values, expected.values, rtol=0, atol=1e-10
+    )
+    assert (table["effect_kind"] == "log-odds of presence").all()
+    with pytest.raises(ValueError, match=r"est: feature averaging needs conjugate blocks"):
+        est.average_features_predict_proba(X)
 
 
 def test_save_and_load_round_trip(nuts_fit, tmp_path):

@@ -13,6 +13,7 @@ from typing import ClassVar
 import numpy as np
 
 from bayesgen.estimators.classifier import GenerativeClassifier
+from bayesgen.estimators.feature_relevance import FeatureRelevanceMixin
 from bayesgen.families.dcm import FAMILY, FLAT, PRIOR_MEANS
 from bayesgen.input.alpha import GammaPrior
 from bayesgen.input.params import (
@@ -84,7 +85,7 @@ class MeanPriorStrength(Rule):
         return None if np.isfinite(value) and value >= 0 else ValueError
 
 
-class DirichletMultinomialNB(GenerativeClassifier):
+class DirichletMultinomialNB(FeatureRelevanceMixin, GenerativeClassifier):
     __doc__ = (
         """Bayesian Dirichlet compound multinomial (Pólya) naive Bayes for bursty text.
 

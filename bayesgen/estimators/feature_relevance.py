@@ -9,8 +9,10 @@ statistics and prior (``closed_form_``) into its cells. Each block's reading is 
 per-feature relevance), and of :data:`AVERAGING_CELLS` for averaging: the same cells, except
 that a multinomial's words are averaged over the nodes of its Dirichlet tree
 (:mod:`bayesgen.maths.word_tree`; exact), where its table scores each word against the rest
-(order-free, an approximation). A mixed model (:class:`~bayesgen.estimators.mixed.NaiveBayes`) gives
-every block's features, with a ``block`` column, and averages every block's features.
+(order-free, an approximation). A Dirichlet compound multinomial (DCM) block's table is that
+of its words' *presence*, an approximation (:func:`_dcm`); it has no feature averaging. A mixed
+model (:class:`~bayesgen.estimators.mixed.NaiveBayes`) gives every block's features, with a
+``block`` column, and averages every block's features.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import pandas as pd
 import xarray as xr
 
 from bayesgen.families.class_prior import loo_class_log_prob
+from bayesgen.families.dcm import histograms_of
 from bayesgen.families.gaussian_nb import resolved_prior
 from bayesgen.families.hyperprior import has_alpha_prior
 from bayesgen.families.poisson_nb import rate_prior_of
@@ -45,6 +48,7 @@ EFFECT_KINDS = {
     "multinomial_nb": "log-odds of the word",
     "gaussian_nb": "standardised mean difference",
     "poisson_nb": "log rate ratio",
+    "dcm_nb": "log-odds of presence",
 }
 
 
@@ -66,6 +70,28 @@ def _multinomial(family, estimates: xr.Dataset):
     return fr.word_split_cells(
         estimates["feature_count"].values, family.prior_pseudocounts(estimates)
     )
+
+
+def _dcm(family, estimates: xr.Dataset):
+    """A DCM block's words scored by their presence, a documented approximation.
+
+    Under the DCM a word's repeats within a document are bursts, so its relevance is read
+    from the number of class-k documents that contain it, h_kw(1) out of N_k (the first
+    level of the count histograms), with a flat Beta(1, 1) prior on each presence
+    probability: the exact Bayes factor of that Bernoulli coarsening of the documents. Where
+    α_w is the same in every class and the classes' documents have the same lengths, the
+    presence probabilities are equal (the shared model holds); repeats beyond the first and
+    the lengths are left out, so classes whose documents differ in length alone can differ
+    in presence too.
+    """
+    histograms = histograms_of(estimates)
+    n_classes, n_features = histograms.n_classes, histograms.n_features
+    present = np.bincount(
+        histograms.word_class * n_features + histograms.word_feature,
+        weights=histograms.word_weight,
+        minlength=n_classes * n_features,
+    ).reshape(n_classes, n_features)
+    return fr.bernoulli_cells(present, histograms.class_count[:, None], 1.0, 1.0)
 
 
 def _gaussian(family, estimates: xr.Dataset):
@@ -92,6 +118,7 @@ RELEVANCE_CELLS = {
     "multinomial_nb": (("class_count", "feature_count"), _multinomial),
     "gaussian_nb": (("class_count", "class_mean", "sum_squares", "prior_mean"), _gaussian),
     "poisson_nb": (("class_count", "feature_count"), _poisson),
+    "dcm_nb": (("class_count", "word_entry_class", "word_entry_weight"), _dcm),
 }
 
 
@@ -180,15 +207,16 @@ def feature_relevance(
     both under the fit's prior, exact from the conjugate evidences; for the multinomial the
     word against the rest of the vocabulary (see :mod:`bayesgen.maths.feature_relevance`),
     an approximation that reads as "does this word matter" in any order; feature averaging
-    weighs the nodes of the words' Dirichlet tree instead (:mod:`bayesgen.maths.word_tree`).
-    P(relevant) = 1 / (1 + (1 − ρ) / ρ · exp(−log BF)).
+    weighs the nodes of the words' Dirichlet tree instead (:mod:`bayesgen.maths.word_tree`);
+    for the Dirichlet compound multinomial the words' presence in the documents (an
+    approximation: see :func:`_dcm`). P(relevant) = 1 / (1 + (1 − ρ) / ρ · exp(−log BF)).
 
     Parameters
     ----------
     est : bayesgen naive Bayes estimator
         Fitted: ``BernoulliNB``, ``CategoricalNB``, ``MultinomialNB``, ``GaussianNB``,
-        ``PoissonNB`` or a ``NaiveBayes`` (mixed) of such blocks (GDA and QDA blocks are left
-        out).
+        ``PoissonNB``, ``DirichletMultinomialNB`` or a ``NaiveBayes`` (mixed) of such blocks
+        (GDA and QDA blocks are left out).
     prior_inclusion : float, default 0.5
         ρ, the prior probability that a feature depends on the class, in (0, 1).
     prob : float, default 0.94
@@ -284,7 +312,7 @@ def _block_table(cells, estimates, prior_inclusion, prob, n_draws, top, rng) -> 
     else:
         # Bernoulli cells are (absent, present) and word cells (word, rest): report the first
         # of those that is the feature itself.
-        index = {"bernoulli_nb": 1, "multinomial_nb": 0}.get(model)
+        index = {"bernoulli_nb": 1, "dcm_nb": 1, "multinomial_nb": 0}.get(model)
         picked = {n: (v if index is None else v[..., index]) for n, v in effects.items()}
     frame = pd.DataFrame(columns)
     for k, label in enumerate(classes):
@@ -314,9 +342,9 @@ def _word_tree(family, estimates: xr.Dataset):
 #: over: the relevance cells, except for words, whose average is over the nodes of the
 #: multinomial written as a Dirichlet tree (:mod:`bayesgen.maths.word_tree`), exact where the
 #: word-against-the-rest cells are not.
-AVERAGING_CELLS = {name: reader for name, (_, reader) in RELEVANCE_CELLS.items()} | {
-    "multinomial_nb": _word_tree
-}
+AVERAGING_CELLS = {
+    name: reader for name, (_, reader) in RELEVANCE_CELLS.items() if name != "dcm_nb"
+} | {"multinomial_nb": _word_tree}
 
 
 def _averaging_blocks(est):
@@ -324,6 +352,12 @@ def _averaging_blocks(est):
     out = []
     for name, family, estimates, columns in _blocks(est):
         _check_cells(estimates, name)
+        if estimates.attrs["model"] not in AVERAGING_CELLS:
+            where = "" if name is None else f" (block {name!r})"
+            raise ValueError(
+                f"est: feature averaging needs conjugate blocks{where}; a Dirichlet compound "
+                "multinomial's (s, m) have no closed-form evidence per word."
+            )
         out.append((AVERAGING_CELLS[estimates.attrs["model"]](family, estimates), columns))
     return out
 
