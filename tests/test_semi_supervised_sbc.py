@@ -1,5 +1,5 @@
 """Simulation-based calibration of the semi-supervised posterior (Gibbs sampling over the hidden
-labels) for Bernoulli naive Bayes, Gaussian naive Bayes and GDA, and a control that fails.
+labels) for multinomial, Bernoulli and Gaussian naive Bayes and GDA, and a control that fails.
 
 Each simulation draws the parameters from the fit's own prior, 30 labels and rows from the
 model, and hides 24 of the 30 labels (80 %) completely at random; the rank of each true
@@ -31,6 +31,7 @@ from bayesgen import (
     BernoulliNB,
     GaussianDiscriminantAnalysis,
     GaussianNB,
+    MultinomialNB,
     NormalInverseGamma,
     NormalInverseWishart,
 )
@@ -49,6 +50,12 @@ NIW = NormalInverseWishart(mean=np.zeros(2), kappa=0.5, dof=5.0, scale=2.0 * np.
 def bernoulli(rng, y):
     feature_prob = rng.beta(2.0, 2.0, size=(2, 3))
     X = (rng.random((y.size, 3)) < feature_prob[y]).astype(float)
+    return X, np.r_[feature_prob[0, 0], feature_prob[1, 2]]
+
+
+def multinomial(rng, y):
+    feature_prob = rng.dirichlet([2.0, 2.0, 2.0], size=2)
+    X = np.stack([rng.multinomial(5, feature_prob[k]) for k in y]).astype(float)
     return X, np.r_[feature_prob[0, 0], feature_prob[1, 2]]
 
 
@@ -82,6 +89,11 @@ MODELS = {
         gda,
         lambda **fit: GaussianDiscriminantAnalysis(class_alpha=2.0, prior=NIW, **fit),
         [("mu", (0, 0)), ("cov", (1, 1)), ("cov", (0, 1))],
+    ),
+    "multinomial": (
+        multinomial,
+        lambda **fit: MultinomialNB(alpha=2.0, class_alpha=2.0, **fit),
+        [("feature_prob", (0, 0)), ("feature_prob", (1, 2))],
     ),
 }
 
