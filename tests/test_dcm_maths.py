@@ -166,16 +166,22 @@ def test_fixed_point_is_stationary(shared, prior):
     assert np.max(np.ptp(d_m, axis=-1)) < 1e-6 * h.class_count.sum()
 
 
-@pytest.mark.parametrize("shared", [False, True], ids=["per_class", "pooled"])
-@pytest.mark.parametrize("prior", PRIORS)
-def test_fixed_point_beats_every_point_of_a_grid_around_it(shared, prior):
-    X, y, _ = bursty_corpus()
+def fit_with_its_objective(shared, prior, **corpus):
+    """The histograms of a bursty corpus, the prior's options, the fit under them, its mean
+    as ``log_objective`` takes it (one row where shared) and the objective there."""
+    X, y, _ = bursty_corpus(**corpus)
     h = count_histograms(X, y, N_CLASSES)
     (shape, rate), mean_prior = PRIORS[prior]
     options = {"concentration_prior": (shape, rate), "mean_prior": mean_prior}
     fit = fit_concentration(h, shared_mean=shared, **options)
     mean = fit.mean[:1] if shared else fit.mean
-    best = log_objective(h, fit.concentration, mean, **options)
+    return h, options, fit, mean, log_objective(h, fit.concentration, mean, **options)
+
+
+@pytest.mark.parametrize("shared", [False, True], ids=["per_class", "pooled"])
+@pytest.mark.parametrize("prior", PRIORS)
+def test_fixed_point_beats_every_point_of_a_grid_around_it(shared, prior):
+    h, options, fit, mean, best = fit_with_its_objective(shared, prior)
     rng = np.random.default_rng(1)
     directions = rng.normal(size=(6, *mean.shape))
     for s_factor in (0.9, 0.98, 1.0, 1.02, 1.1):
@@ -355,13 +361,7 @@ def test_flat_newton_fit_keeps_the_unseen_words_at_zero_like_the_fixed_point(sha
 @pytest.mark.parametrize("shared", [False, True], ids=["per_class", "pooled"])
 @pytest.mark.parametrize("prior", PRIORS)
 def test_newton_fit_beats_random_perturbations_of_itself(shared, prior):
-    X, y, _ = bursty_corpus(seed=7)
-    h = count_histograms(X, y, N_CLASSES)
-    (shape, rate), mean_prior = PRIORS[prior]
-    options = {"concentration_prior": (shape, rate), "mean_prior": mean_prior}
-    fit = fit_concentration(h, shared_mean=shared, **options)
-    mean = fit.mean[:1] if shared else fit.mean
-    best = log_objective(h, fit.concentration, mean, **options)
+    h, options, fit, mean, best = fit_with_its_objective(shared, prior, seed=7)
     rng = np.random.default_rng(8)
     for size in (1e-4, 1e-2, 0.3):
         for _ in range(10):
