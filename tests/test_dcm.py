@@ -197,6 +197,23 @@ def test_nuts_fit_predicts_and_holds_the_groups_loo_needs(nuts_fit):
     assert np.isfinite(loo.elpd)
 
 
+def test_leave_one_out_of_the_labels_refits_the_point_fit_by_default(nuts_fit):
+    est, X, y = nuts_fit
+    loo = bayesgen.leave_one_out(est)
+    assert loo.method == "plug-in" and np.isnan(loo.pareto_k).all()
+    codes = (y == "spam").astype(int)
+    joint = FAMILY.loo_log_joint(est.closed_form_, X, codes)
+    expected = joint - np.logaddexp(joint[:, 0], joint[:, 1])[:, None]
+    np.testing.assert_allclose(loo.log_proba, expected, rtol=1e-12)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        psis = bayesgen.leave_one_out(est, method="psis")
+    # Two estimates of nearly the same thing on 60 well-separated documents.
+    assert psis.method == "psis" and abs(psis.elpd - loo.elpd) < 0.5
+    with pytest.raises(ValueError, match=r"^method: 'exact' does not apply to .*'plug-in'"):
+        bayesgen.leave_one_out(est, method="exact")
+
+
 def test_pointwise_log_likelihood_is_the_documents_dirmult_and_class_term(nuts_fit):
     est, X, y = nuts_fit
     posterior = est.idata_["posterior"]

@@ -392,7 +392,7 @@ def bursty_checks(out: str) -> dict[str, tuple[float, float, float, float, bool]
 
 def bursty_table(out: str) -> dict[str, list[str]]:
     """model -> its row of the printed leave-one-out table (the cells after the name)."""
-    models = ("bernoulli averaged over words", "multinomial", "bernoulli", "dcm")
+    models = ("bernoulli averaged over words", "multinomial", "bernoulli", "dcm by psis", "dcm")
     rows = {}
     for line in out.splitlines():
         for model in models:
@@ -416,8 +416,15 @@ def test_sms_bursty_words_quick_run_prints_the_three_answers(clone):
         assert observed == pytest.approx(distinct, abs=0.005)
         assert low <= high and passes == (low <= observed <= high)
     rows = bursty_table(out)
-    assert set(rows) == {"bernoulli averaged over words", "multinomial", "bernoulli", "dcm"}
-    assert rows["dcm"][5] == "psis" and rows["multinomial"][5] == "exact"
+    assert set(rows) == {
+        "bernoulli averaged over words",
+        "multinomial",
+        "bernoulli",
+        "dcm by psis",
+        "dcm",
+    }
+    assert rows["dcm"][5] == "plug-in" and rows["dcm by psis"][5] == "psis"
+    assert rows["multinomial"][5] == "exact"
     # The exact rows are the package's exact leave-one-out of the same fits.
     options = {"inference": "conjugate", "compute_map": False, "random_seed": 0, "draws": 500}
     multinomial = bayesgen.MultinomialNB(**options).fit(counts, labels)
@@ -497,7 +504,7 @@ def test_sms_bursty_words_on_sms_spam(clone):
     _, dcm_mean, *_ = checks["DCM"]
     assert abs(dcm_mean - observed) < 0.25 * abs(multinomial_mean - observed)
     rows = bursty_table(out)
-    assert rows["dcm"][5] == "psis"
+    assert rows["dcm"][5] == "plug-in" and rows["dcm by psis"][5] == "psis"
     assert float(rows["dcm"][0]) > float(rows["multinomial"][0])  # bursts help the labels too
     words = out.split("most relevant words\n", 1)[1].splitlines()[1:21]
     top = {line.split()[0]: float(line.split()[2]) for line in words}

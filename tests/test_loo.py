@@ -260,7 +260,9 @@ def test_lkj_gda_has_no_closed_form_and_falls_back_to_psis():
 
 def test_loo_refuses_an_unknown_method_alpha_zero_and_an_unfitted_model():
     est, _, _ = _fit("multinomial")
-    with pytest.raises(ValueError, match=r"method: expected one of \['auto', 'exact', 'psis'\]"):
+    with pytest.raises(
+        ValueError, match=r"method: expected one of \['auto', 'exact', 'plug-in', 'psis'\]"
+    ):
         loo_proba(est, method="kfold")
     X, y = bernoulli_data()
     unsmoothed = cf.bernoulli_nb(X, y, alpha=0.0)  # the estimators refuse alpha = 0 already

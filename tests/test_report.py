@@ -469,7 +469,6 @@ def test_report_says_why_the_label_score_is_missing(text_data, tmp_path):
     assert "not available" in headline and "sample_weight" in headline
 
 
-
 def test_report_of_one_chain_says_why_there_is_no_rank_plot(text_data, tmp_path):
     # ArviZ's rank plot needs two chains: the report failed on a one-chain fit.
     X, y, _, _ = text_data
@@ -477,6 +476,7 @@ def test_report_of_one_chain_says_why_there_is_no_rank_plot(text_data, tmp_path)
     text = report(one.fit(X, y), tmp_path, max_features=1).read_text(encoding="utf-8")
     assert "Not drawn: the fit has one chain" in text
     assert not (tmp_path / "rank.png").exists() and (tmp_path / "trace.png").exists()
+
 
 def _verdict(text: str) -> tuple[str, str]:
     start = text.index("<h2>Posterior against the closed forms</h2>")

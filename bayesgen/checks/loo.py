@@ -13,8 +13,12 @@ rows D_{-i}. Two ways to get it:
   statistics, for all rows at once, without refitting (under a hyperprior on the naive Bayes
   λ, λ integrated out over p(λ | D without row i) by quadrature,
   :func:`bayesgen.families.hyperprior.loo_log_joint`);
-* **PSIS**, for the others (GDA with the LKJ prior): the posterior given D_{-i} and x_i is
-  p(θ | D) / p(y_i | x_i, θ) up to a constant, so with importance weights
+* **plug-in**, for a model fitted by a point estimate (the Dirichlet compound multinomial's
+  (s, m)): the point fit refitted without row i (a short Newton run from the full fit), row
+  i scored exactly given it (:mod:`bayesgen.maths.dirichlet_multinomial_loo`); its parameters
+  are not integrated out;
+* **PSIS**, for the others (GDA with the LKJ prior), or asked for: the posterior given
+  D_{-i} and x_i is p(θ | D) / p(y_i | x_i, θ) up to a constant, so with importance weights
   w_s ∝ 1 / p(y_i | x_i, θ_s), Pareto-smoothed by ArviZ (``psislw``),
   p(y = k | x_i, D_{-i}) ≈ Σ_s w_s p(y = k | x_i, θ_s). Each row's Pareto k says how far the
   estimate can be trusted (above min(0.7, 1 − 1 / log₁₀ S) it cannot).
@@ -40,7 +44,7 @@ from sklearn.exceptions import NotFittedError
 from bayesgen.estimators.classifier import GenerativeClassifier
 from bayesgen.inference.observed import draw_chunks
 
-METHODS = ("auto", "exact", "psis")
+METHODS = ("auto", "exact", "plug-in", "psis")
 #: Rows whose log p(y_i | x_i, θ) spans at most this over the draws get equal PSIS weights.
 _EQUAL_LOG_LIKELIHOOD = 1e-12
 #: Columns of :func:`compare_models`, in order.
@@ -65,9 +69,9 @@ class LeaveOneOut:
         log p(y = k | x_i, D without row i).
     y_codes : numpy.ndarray of int, shape (n_samples,)
         The training labels, as indices into the classes.
-    method : {"exact", "psis"}
+    method : {"exact", "plug-in", "psis"}
     pareto_k : numpy.ndarray of shape (n_samples,)
-        PSIS's Pareto k of each row; NaN for the exact method.
+        PSIS's Pareto k of each row; NaN for the exact and plug-in methods.
     """
 
     log_proba: np.ndarray
@@ -112,9 +116,10 @@ def loo_proba(est, *, method: str = "auto") -> np.ndarray:
     ----------
     est : bayesgen estimator
         Fitted (its ``idata_`` holds the training rows).
-    method : {"auto", "exact", "psis"}, default "auto"
-        "exact" takes row i out of the conjugate posterior; "psis" reweights the posterior
-        draws; "auto" is exact where the model has a closed form, else PSIS.
+    method : {"auto", "exact", "plug-in", "psis"}, default "auto"
+        "exact" takes row i out of the conjugate posterior; "plug-in" refits a point fit
+        without row i; "psis" reweights the posterior draws; "auto" is exact where the model
+        has a closed form, plug-in where it has a point fit, else PSIS.
 
     Returns
     -------
@@ -141,14 +146,19 @@ def leave_one_out(est, *, method: str = "auto") -> LeaveOneOut:
     ----------
     est : bayesgen estimator
         Fitted.
-    method : {"auto", "exact", "psis"}, default "auto"
+    method : {"auto", "exact", "plug-in", "psis"}, default "auto"
         "exact": log p(x_i, y = k | D_{-i}) from the family's conjugate posterior less row i
         (:meth:`~bayesgen.families.base.Family.loo_log_joint`), softmaxed over k in float64.
         The same for NUTS and conjugate draws: the model, so the posterior, is the same.
+        "plug-in": the same, with the point fit of a model without a conjugate posterior
+        (the Dirichlet compound multinomial's (s, m); see
+        :meth:`~bayesgen.families.base.Family.loo_kind`) refitted without row i and held
+        fixed there.
         "psis": the posterior draws reweighted by w_s ∝ 1 / p(y_i | x_i, θ_s), the ratio of
         the posterior given D_{-i} and x_i to the one given D, Pareto-smoothed;
         p(y = k | x_i, D_{-i}) ≈ Σ_s w_s p(y = k | x_i, θ_s). "auto": "exact" where the
-        model has a closed form, else "psis".
+        model has a closed form, "plug-in" where its leave-one-out refits a point fit, else
+        "psis".
 
     Returns
     -------
@@ -159,7 +169,8 @@ def leave_one_out(est, *, method: str = "auto") -> LeaveOneOut:
     sklearn.exceptions.NotFittedError
         For an unfitted estimator.
     ValueError
-        For an unknown method, "exact" on a model without a closed form, fewer than two
+        For an unknown method, "exact" on a model without a closed form or "plug-in" on one
+        without a point fit (or the other way round), fewer than two
         training rows, a row no class can explain (non-finite log-likelihoods), a fit with
         ``sample_weight`` or one by ``partial_fit`` (which keeps no rows).
 
@@ -197,6 +208,12 @@ def leave_one_out(est, *, method: str = "auto") -> LeaveOneOut:
         )
     if method != "psis":
         model_family = est.model_
+        kind = model_family.loo_kind(est.closed_form_)
+        if method not in ("auto", kind):
+            raise ValueError(
+                f"method: {method!r} does not apply to {type(est).__name__}, whose "
+                f"leave-one-out is {kind!r}; use {kind!r}, 'psis' or 'auto'."
+            )
         try:
             joint = model_family.loo_log_joint(
                 est.closed_form_, X, y_codes, options=est.get_params()
@@ -209,7 +226,7 @@ def leave_one_out(est, *, method: str = "auto") -> LeaveOneOut:
                 ) from None
         else:
             nan = np.full(y_codes.size, np.nan)
-            return LeaveOneOut(_log_softmax(joint), y_codes, "exact", nan)
+            return LeaveOneOut(_log_softmax(joint), y_codes, kind, nan)
     log_proba, pareto_k = _psis_log_proba(est, X, y_codes)
     return LeaveOneOut(log_proba, y_codes, "psis", pareto_k)
 
@@ -228,7 +245,7 @@ def compare_models(models: Mapping[str, object], *, method: str = "auto") -> pd.
     models : dict of str to bayesgen estimator
         Fitted estimators, by name, all fitted on the same labelled rows (same number of rows,
         same labels in the same order).
-    method : {"auto", "exact", "psis"}, default "auto"
+    method : {"auto", "exact", "plug-in", "psis"}, default "auto"
         As for :func:`leave_one_out`, for every model.
 
     Returns
@@ -242,9 +259,9 @@ def compare_models(models: Mapping[str, object], *, method: str = "auto") -> pd.
         * ``se_diff``: the standard error of that difference, sqrt(n · Var_i of the
           pointwise differences) (0 for the best);
         * ``accuracy_loo``: share of rows whose most probable leave-one-out class is theirs;
-        * ``method``: "exact" or "psis";
+        * ``method``: "exact", "plug-in" or "psis";
         * ``pareto_k_max``: the largest Pareto k over the rows whose k ArviZ could estimate
-          (it gives NaN for a tail too short or too flat to fit; NaN for "exact").
+          (it gives NaN for a tail too short or too flat to fit; NaN for "exact" and "plug-in").
 
     Raises
     ------

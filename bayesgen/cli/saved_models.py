@@ -44,7 +44,8 @@ def add_loo_command(commands) -> None:
             """\
             Print bayesgen.compare_models for saved models fitted to the same labelled rows:
             elpd_loo = sum of log p(y_i | x_i, data without row i), exact for the conjugate
-            models. Each model is named by its file's stem."""
+            models, the point fit refitted without row i for the Dirichlet compound
+            multinomial. Each model is named by its file's stem."""
         ),
     )
     command.add_argument("model_files", nargs="+", help="saved models (.nc) of the same rows")

@@ -148,6 +148,12 @@ class Family(ABC):
         LKJ covariance prior (``cov_prior="lkj"``) is not."""
         return True
 
+    def loo_kind(self, estimates: xr.Dataset) -> str:
+        """What :meth:`loo_log_joint` gives for this fit: "exact" (row i taken out of the
+        conjugate posterior; the default) or "plug-in" (a point fit refitted without row i,
+        then held fixed: the Dirichlet compound multinomial's (s, m))."""
+        return "exact"
+
     def parameter_dims(self, estimates: xr.Dataset) -> dict[str, tuple[str, ...]]:
         """The posterior variables and their dims for one fit (default :attr:`parameters`)."""
         return dict(self.parameters)

@@ -30,14 +30,17 @@ What is exact and what is not
 Prediction: given α the DirMult log pmf is exact (:meth:`DirichletMultinomialFamily.draw_log_joint`,
 per posterior draw). :meth:`~DirichletMultinomialFamily.predictive_log_joint` plugs in the
 point fit α̂ (θ integrated out exactly given α̂, an empirical-Bayes predictive, not the full
-posterior predictive), and leave-one-out uses Pareto-smoothed importance sampling on the
-pointwise log-likelihood (no exact form: :meth:`~DirichletMultinomialFamily.has_exact_predictive`
-is False). Given α the documents are independent, so a document's held-out predictive at
-fixed α is its own DirMult pmf.
+posterior predictive; :meth:`~DirichletMultinomialFamily.has_exact_predictive` is False).
+Given α the documents are independent, so a document's held-out predictive at fixed α is its
+own DirMult pmf: leave-one-out (:meth:`~DirichletMultinomialFamily.loo_log_joint`, kind
+"plug-in") refits α̂ without each document and scores it there, exactly given that α̂;
+Pareto-smoothed importance sampling on the NUTS draws' pointwise log-likelihood
+(``method="psis"``) approximates the fully Bayesian one.
 """
 
 from __future__ import annotations
 
+import warnings
 from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
@@ -46,6 +49,7 @@ import scipy.sparse as sp
 import xarray as xr
 
 import bayesgen.maths.dirichlet_multinomial as dcm
+import bayesgen.maths.dirichlet_multinomial_loo as dcm_loo
 from bayesgen.families.base import Family
 from bayesgen.families.class_prior import CLASS_PRIOR
 from bayesgen.families.expected import Expected, reason_array
@@ -386,11 +390,44 @@ class DirichletMultinomialFamily(Family):
             "feature_mean": (("class", "feature"), estimates["feature_mean"].values),
         }
 
+    def loo_kind(self, estimates: xr.Dataset) -> str:
+        """ "plug-in": leave-one-out refits the point fit without each row."""
+        return "plug-in"
+
     def loo_log_joint(self, estimates, X, y_codes, *, options=None) -> np.ndarray:
-        """Raises NotImplementedError: no exact leave-one-out (PSIS is used instead)."""
-        raise NotImplementedError(
-            "dcm_nb: (s, m) have no conjugate posterior, so no exact leave-one-out form."
+        """log E[π_k | D_{-i}] + log DirMult(x_i | α̂_k^{(-i)}): π's exact leave-one-out and
+        the point fit refitted without document i (see
+        :mod:`bayesgen.maths.dirichlet_multinomial_loo`), a plug-in: (s, m) are not
+        integrated out. Only the document's own class is refitted where m is per class;
+        the priors are held as fitted.
+
+        Warns
+        -----
+        UserWarning
+            Where some refits did not converge (s → ∞ under a flat prior: the multinomial
+            limit), their last point is used.
+        """
+        y_codes = np.asarray(y_codes, dtype=np.int64)
+        concentration_prior, mean_prior = prior_of(estimates)
+        refits = dcm_loo.leave_one_out_log_pmf(
+            X,
+            y_codes,
+            histograms_of(estimates),
+            estimates["concentration"].values,
+            estimates["feature_mean"].values,
+            shared_mean=estimates.attrs["prior_mean"] == "pooled",
+            concentration_prior=concentration_prior,
+            mean_prior=mean_prior,
         )
+        unconverged = int(np.count_nonzero(~refits.converged))
+        if unconverged:
+            warnings.warn(
+                f"loo: {unconverged} of {y_codes.size} point fits without one document did "
+                "not converge (s -> infinity: the multinomial limit); their last point is used.",
+                UserWarning,
+                stacklevel=2,
+            )
+        return CLASS_PRIOR.loo_log_prob(estimates, y_codes) + refits.log_pmf
 
     # -- the generative model -------------------------------------------------------------
 

@@ -383,6 +383,12 @@ class MixedFamily(Family):
             total += block.model.log_evidence(block.estimates)
         return float(total)
 
+    def loo_kind(self, estimates: xr.Dataset) -> str:
+        """ "plug-in" where some block's leave-one-out is (a point fit refitted without row
+        i), else "exact"."""
+        kinds = {block.model.loo_kind(block.estimates) for block in self.blocks(estimates)}
+        return "plug-in" if "plug-in" in kinds else "exact"
+
     def loo_log_joint(
         self, estimates: xr.Dataset, X, y_codes: np.ndarray, *, options: dict | None = None
     ) -> np.ndarray:

@@ -179,11 +179,10 @@ def _label_loo_html(labels_loo) -> str:
             '<p class="headline">Leave-one-out prediction of the training labels: not '
             f"available ({e(note)})</p>"
         )
-    how = (
-        "exact, no refits"
-        if result.method == "exact"
-        else "by PSIS, as this model has no closed-form posterior"
-    )
+    how = {
+        "exact": "exact, no refits",
+        "plug-in": "the point fit refitted without each row, a plug-in of its parameters",
+    }.get(result.method, "by PSIS, as this model has no closed-form posterior")
     text = (
         f"Leave-one-out prediction of the training labels: elpd_loo = {result.elpd:,.1f} "
         f"± {result.se:,.1f}, accuracy {result.accuracy:.1%} over {result.y_codes.size:,} rows"
