@@ -494,3 +494,14 @@ def test_exceedance_sums_equal_scipys_differences_summed_per_segment():
     np.testing.assert_allclose(
         segment_weight, np.bincount(segment, weight * (level > 0), minlength=n_segments)
     )
+
+
+def test_a_class_whose_documents_use_one_word_stops_unconverged_with_a_finite_mean():
+    """Its likelihood does not depend on s (m puts all mass on the word), so the Gamma prior
+    pushes s towards 0 until Newton's step overflows: the fit stops there, unconverged, and
+    keeps m = (1, 0, …) (it returned NaN before; SBC found it)."""
+    X = np.array([[12.0, 0, 0, 0, 0], [3, 4, 5, 0, 0]])
+    fit = fit_concentration(count_histograms(X, np.array([1, 0]), 2), concentration_prior=(1, 0.2))
+    assert not fit.converged and np.all(np.isfinite(fit.concentration))
+    np.testing.assert_array_equal(fit.mean[1], [1.0, 0, 0, 0, 0])
+    assert np.all(np.isfinite(fit.mean[0])) and fit.mean[0, 3:].sum() == 0

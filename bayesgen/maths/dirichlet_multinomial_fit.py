@@ -460,6 +460,24 @@ def _shared_newton(
     return step_s, np.array([(border_rhs[0] - s_border @ step_s[free]) / pivot]), curvature
 
 
+def _overflowed(problem: _Problem, direction: _Direction) -> np.ndarray:
+    """The groups whose step has a non-finite entry."""
+    bad = ~np.isfinite(direction.unseen) | ~np.isfinite(direction.slope)
+    bad[problem.class_group[~np.isfinite(direction.concentration)]] = True
+    bad[problem.coordinate_group[~np.isfinite(direction.coordinates)]] = True
+    return bad
+
+
+def _without_groups(problem: _Problem, direction: _Direction, groups: np.ndarray) -> _Direction:
+    """``direction`` with the step of ``groups`` set to 0."""
+    return _Direction(
+        np.where(groups[problem.class_group], 0.0, direction.concentration),
+        np.where(groups[problem.coordinate_group], 0.0, direction.coordinates),
+        np.where(groups, 0.0, direction.unseen),
+        np.where(groups, 0.0, direction.slope),
+    )
+
+
 def _moved(problem: _Problem, point: _Point, direction: _Direction, t: np.ndarray) -> _Point:
     """point + t Δ (t per group), each group's m renormalised against rounding."""
     m, rho = kernels().moved_means(
@@ -568,6 +586,12 @@ def newton_fit(
         direction, newton, longest, relative, curvature = _direction(
             problem, point, current, coupled
         )
+        # A step that overflows (s → 0 or ∞ beyond floating point, where F does not determine
+        # s) is no step: the group stops there, unconverged.
+        overflowed = _overflowed(problem, direction)
+        if overflowed.any():
+            stuck |= overflowed
+            direction = _without_groups(problem, direction, overflowed)
         finishing = newton & (longest == 1.0) & (relative < tol) & ~done & ~stuck
         # F flat in some s to rounding: that s is not determined (it goes to ∞, the
         # multinomial limit, or to 0), however small the step; the group stops, unconverged.
