@@ -245,10 +245,40 @@ def test_compare_fails_when_the_map_is_off(nuts_fit):
         est.map_ = saved
 
 
-def test_sbc_refuses_the_dcm_by_name_as_it_has_no_conjugate_prior_draws(nuts_fit):
+def test_sbc_refuses_a_prior_of_m_centred_on_the_data_naming_the_parameter(nuts_fit):
     est, _, _ = nuts_fit
-    with pytest.raises(ValueError, match=r"estimator: .*DirichletMultinomialNB.*not conjugate"):
+    with pytest.raises(ValueError, match=r"^estimator: SBC needs .* Use mean_prior_strength=0"):
         bayesgen.sbc(est, n_simulations=2)
+
+
+def test_a_flat_prior_of_s_has_no_prior_draws():
+    X, y = corpus()
+    estimates = FAMILY.fit(X, y, concentration_prior="flat", mean_prior_strength=0.0)
+    assert "concentration_prior='flat'" in FAMILY.prior_draws_problem(estimates)
+    with pytest.raises(ValueError, match=r"^concentration_prior: 'flat' is improper"):
+        FAMILY.conjugate_draws(estimates, np.random.default_rng(0), (2,), float, posterior=False)
+
+
+@pytest.mark.parametrize("prior_mean", ["per_class", "pooled"])
+def test_prior_draws_have_the_priors_moments(prior_mean):
+    X, y = corpus()
+    options = {"concentration_prior": (3.0, 0.5), "mean_prior_strength": 4.0}
+    estimates = FAMILY.fit(X, y, prior_mean=prior_mean, **options)
+    assert FAMILY.prior_draws_problem(estimates) is not None  # λ > 0: f is the data's
+    draws = FAMILY.conjugate_draws(
+        estimates, np.random.default_rng(0), (20_000,), np.float64, posterior=False
+    )
+    s = draws["concentration"][1]
+    np.testing.assert_allclose(s.mean(axis=0), 3.0 / 0.5, rtol=0.02)  # Gamma(3, rate 0.5)
+    np.testing.assert_allclose(s.var(axis=0), 3.0 / 0.25, rtol=0.05)
+    counts = X.sum(axis=0)
+    c = 1.0 + 4.0 * (counts + 0.5) / (counts.sum() + 0.5 * N_WORDS)  # Dirichlet(1 + λ f)
+    m = draws["feature_mean"][1]
+    np.testing.assert_allclose(m.mean(axis=0), np.tile(c / c.sum(), (2, 1)), atol=0.004)
+    np.testing.assert_allclose(draws["class_prob"][1].mean(axis=0), [0.5, 0.5], atol=0.01)
+    assert np.array_equal(m[:, 0], m[:, 1]) == (prior_mean == "pooled")
+    with pytest.raises(ValueError, match=r"^inference: .* no exact conjugate draws"):
+        FAMILY.conjugate_draws(estimates, np.random.default_rng(0), (2,), float, posterior=True)
 
 
 def test_relevance_is_the_beta_bernoulli_bayes_factor_of_the_words_presence(nuts_fit):
@@ -571,3 +601,13 @@ def test_nuts_starts_at_z_zero():
     start = FAMILY.pymc_model(FAMILY.fit(X, y)).initial_point()
     np.testing.assert_allclose(start["feature_mean_standardised_log_ratio__"], 0.0, atol=1e-9)
     np.testing.assert_allclose(start["concentration_standardised_log__"], 0.0, atol=1e-9)
+
+
+def test_the_pymc_model_builds_where_a_class_has_no_mode_of_s():
+    """One class of one document of one word: s → 0 at the point fit (unconverged); NUTS's
+    constants must still be finite (pm.Data refused NaN before)."""
+    X = np.array([[12.0, 0, 0, 0, 0], [3, 4, 5, 0, 0], [2, 6, 1, 1, 0]])
+    estimates = FAMILY.fit(X, np.array(["b", "a", "a"]), mean_prior_strength=0.0)
+    assert estimates.attrs["point_fit_converged"] == 0
+    model = FAMILY.pymc_model(estimates)
+    assert np.isfinite(model.compile_logp()(model.initial_point()))

@@ -2,9 +2,9 @@
 2018): θ* drawn from the prior, documents simulated from θ*, NUTS fitted, and the rank of θ*
 among the posterior draws uniform for every parameter ranked.
 
-``bayesgen.checks.calibration.sbc`` draws θ* by the family's exact prior draws, which the DCM
-does not offer (its check refuses a model without an exact predictive), so the loop is here,
-with the prior drawn by NumPy from its definition: π ~ Dirichlet(1, 1), s_k ~ Gamma(1, 1 / V)
+The first test's loop is written here, independently of ``bayesgen.sbc`` (which the last
+slow test runs on the same design, with the family's prior draws and simulator), with the
+prior drawn by NumPy from its definition: π ~ Dirichlet(1, 1), s_k ~ Gamma(1, 1 / V)
 and m_k ~ Dirichlet(1) (``mean_prior_strength=0``: the default centres m's prior on the
 training data's frequencies, a prior that would move with each simulated data set, which
 SBC cannot test), and the documents by the Pólya urn's law, θ ~ Dirichlet(s m), x ~
@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from bayesgen import DirichletMultinomialNB
+from bayesgen import DirichletMultinomialNB, sbc
 
 N_CLASSES, N_WORDS, N_DOCUMENTS, LENGTH = 2, 5, 30, 12
 #: N_DRAWS + 1 possible ranks, N_BINS bins of 40 each.
@@ -110,6 +110,37 @@ def test_sbc_fails_a_posterior_whose_concentration_is_a_third_too_large(simulati
     ]
     p_value, _ = smallest_p_value(biased, np.random.default_rng(0))
     assert p_value < LEVEL
+
+
+@pytest.mark.slow  # 50 more NUTS fits: about 5 minutes on two cores
+def test_bayesgen_sbc_calibrates_the_dcm_under_a_prior_of_m_free_of_the_data():
+    """The package's own loop (bayesgen.sbc: the family's prior draws and simulator) on the
+    same design."""
+    rng = np.random.default_rng(7)
+    X = rng.multinomial(LENGTH, np.ones(N_WORDS) / N_WORDS, size=N_DOCUMENTS).astype(float)
+    y = np.arange(N_DOCUMENTS) % N_CLASSES
+    est = DirichletMultinomialNB(
+        mean_prior_strength=0.0,
+        draws=200,
+        tune=300,
+        chains=2,
+        random_seed=0,
+        prior_draws=0,
+        compute_map=False,
+        progressbar=False,
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est.fit(X, y)
+        result = sbc(
+            est,
+            n_simulations=N_SIMULATIONS,
+            n_draws=N_DRAWS,
+            n_bins=N_BINS,
+            level=LEVEL,
+            random_seed=1,
+        )
+    assert result.ok, str(result)
 
 
 def test_a_true_value_above_every_draw_ranks_last_and_below_every_draw_first():

@@ -410,17 +410,9 @@ def _simulation_estimates(
     estimator, model_family, fitted, X_train, prior_alpha, simulation_prior
 ) -> xr.Dataset:
     """The fit's closed form with the prior the parameters are drawn from."""
-    if not model_family.has_exact_predictive(estimator.get_params()):
-        if "cov_prior" in estimator.get_params():
-            raise ValueError(
-                f"estimator: SBC draws the parameters from the conjugate prior; got cov_prior="
-                f"{estimator.cov_prior!r}, which has no exact prior draws. Use "
-                "cov_prior='conjugate'."
-            )
-        raise ValueError(
-            f"estimator: SBC draws the parameters from the conjugate prior; got a "
-            f"{type(estimator).__name__}, whose prior is not conjugate (no exact prior draws)."
-        )
+    problem = model_family.prior_draws_problem(fitted, estimator.get_params())
+    if problem is not None:
+        raise ValueError(f"estimator: {problem}")
     if estimator.get_params().get("alpha_prior") is not None:
         raise ValueError(
             "estimator: SBC draws θ from the prior at a fixed λ; this estimator has a "

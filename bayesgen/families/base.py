@@ -148,6 +148,19 @@ class Family(ABC):
         LKJ covariance prior (``cov_prior="lkj"``) is not."""
         return True
 
+    def prior_draws_problem(self, estimates: xr.Dataset, options: Mapping | None = None):
+        """Why :meth:`conjugate_draws` cannot draw this fit's parameters from a prior that
+        stays the same for every data set (a sentence naming the estimator's parameter), or
+        None where it can. Simulation-based calibration (:func:`bayesgen.sbc`) draws its true
+        parameters so, and refuses a fit with a problem. Default: None where the prior is
+        conjugate (:meth:`has_exact_predictive`)."""
+        if self.has_exact_predictive(options):
+            return None
+        return (
+            f"SBC draws the parameters from the conjugate prior; got a {self.estimator}, "
+            "whose prior is not conjugate (no exact prior draws)."
+        )
+
     def loo_kind(self, estimates: xr.Dataset) -> str:
         """What :meth:`loo_log_joint` gives for this fit: "exact" (row i taken out of the
         conjugate posterior; the default) or "plug-in" (a point fit refitted without row i,

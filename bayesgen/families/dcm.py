@@ -247,7 +247,8 @@ class DirichletMultinomialFamily(Family):
     )
 
     def has_exact_predictive(self, options=None) -> bool:
-        """False: (s, m) have no conjugate posterior, so no exact predictive or LOO form."""
+        """False: (s, m) have no conjugate posterior, so no exact predictive (leave-one-out
+        refits the point fit: :meth:`loo_kind`)."""
         return False
 
     # -- statistics and closed forms ------------------------------------------------------
@@ -376,11 +377,58 @@ class DirichletMultinomialFamily(Family):
     # -- no conjugate posterior -----------------------------------------------------------
 
     def conjugate_draws(self, estimates, rng, sample_shape, dtype, *, posterior: bool):
-        """Raises: (s, m) have no conjugate posterior; draw them with NUTS."""
-        raise ValueError(
-            "inference: the Dirichlet compound multinomial has no exact conjugate draws; use "
-            "inference='nuts'."
-        )
+        """Prior draws (``posterior=False``): π ~ Dirichlet(a), s_k ~ Gamma(shape, rate), m_k ~
+        Dirichlet(1 + λ f) (one m for all the classes where it is pooled), in that order.
+        Posterior draws raise: (s, m) have no conjugate posterior; NUTS draws them.
+
+        Raises
+        ------
+        ValueError
+            For ``posterior=True``, or a flat (improper) prior of s.
+        """
+        if posterior:
+            raise ValueError(
+                "inference: the Dirichlet compound multinomial has no exact conjugate draws; "
+                "use inference='nuts'."
+            )
+        (shape, rate), mean_prior = prior_of(estimates)
+        if rate <= 0:
+            raise ValueError(
+                "concentration_prior: 'flat' is improper, so s has no prior draws; use a "
+                "pair (shape, rate) with rate > 0."
+            )
+        class_prob = CLASS_PRIOR.draws(estimates, rng, sample_shape, dtype, posterior=False)
+        n_classes = estimates.sizes["class"]
+        concentration = rng.gamma(shape, 1.0 / rate, size=(*sample_shape, n_classes))
+        if estimates.attrs["prior_mean"] == "pooled":
+            shared = rng.dirichlet(mean_prior, size=tuple(sample_shape))
+            mean = np.repeat(shared[..., None, :], n_classes, axis=-2)
+        else:
+            mean = rng.dirichlet(mean_prior, size=(*sample_shape, n_classes))
+        return {
+            "class_prob": class_prob,
+            "concentration": (("class",), concentration.astype(dtype)),
+            "feature_mean": (("class", "feature"), mean.astype(dtype)),
+        }
+
+    def prior_draws_problem(self, estimates: xr.Dataset, options=None):
+        """A flat prior of s has no draws, and the default prior of m is centred on the
+        training frequencies f, so it would move with every simulated data set: SBC needs
+        a rate > 0 and ``mean_prior_strength=0``."""
+        (_, rate), _ = prior_of(estimates)
+        if rate <= 0:
+            return (
+                "SBC draws s from its Gamma prior; got concentration_prior='flat', which is "
+                "improper. Use a pair (shape, rate) with rate > 0."
+            )
+        if estimates.attrs["mean_prior_strength"] > 0:
+            return (
+                "SBC needs a prior that is the same for every data set; the prior of m, "
+                "Dirichlet(1 + λ f), is centred on the training data's word frequencies f "
+                f"(mean_prior_strength = {estimates.attrs['mean_prior_strength']:g}). Use "
+                "mean_prior_strength=0."
+            )
+        return None
 
     def conjugate_mode(self, estimates: xr.Dataset) -> dict[str, Variable]:
         """π's exact mode, and the mode of (s, m) found by the point fit."""

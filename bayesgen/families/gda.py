@@ -108,6 +108,17 @@ class GaussianFamily(Family):
         no closed-form posterior; True for the normal-inverse-Wishart prior."""
         return (options or {}).get("cov_prior", "conjugate") == "conjugate"
 
+    def prior_draws_problem(self, estimates: xr.Dataset, options: Mapping | None = None):
+        """The LKJ covariance prior has no exact prior draws; None for the
+        normal-inverse-Wishart one."""
+        if self.has_exact_predictive(options):
+            return None
+        return (
+            "SBC draws the parameters from the conjugate prior; got cov_prior="
+            f"{(options or {}).get('cov_prior')!r}, which has no exact prior draws. Use "
+            "cov_prior='conjugate'."
+        )
+
     def parameter_dims(self, estimates: xr.Dataset) -> dict[str, tuple[str, ...]]:
         """The parameters and their dims for this fit: two classes have one ``coef`` vector
         θ = w₁ − w₀ and a scalar ``intercept`` θ₀ = b₁ − b₀."""

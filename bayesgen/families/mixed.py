@@ -383,6 +383,17 @@ class MixedFamily(Family):
             total += block.model.log_evidence(block.estimates)
         return float(total)
 
+    def prior_draws_problem(self, estimates: xr.Dataset, options: Mapping | None = None):
+        """The first block's problem drawing from its prior (see the base class), named."""
+        params = block_options((options or {}).get("blocks") or [])
+        for block in self.blocks(estimates):
+            problem = block.model.prior_draws_problem(
+                block.estimates, params.get(block.name, (None, {}))[1]
+            )
+            if problem is not None:
+                return f"block {block.name!r}: {problem}"
+        return None
+
     def loo_kind(self, estimates: xr.Dataset) -> str:
         """ "plug-in" where some block's leave-one-out is (a point fit refitted without row
         i), else "exact"."""
