@@ -37,7 +37,8 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.special import digamma, gammaln
 
-from bayesgen.maths.dirichlet_multinomial_fit import kernels, newton_fit
+from bayesgen.maths.dirichlet_multinomial_fit import newton_fit
+from bayesgen.maths.dirichlet_multinomial_objective import kernels
 
 __all__ = [
     "CountHistograms",

@@ -34,19 +34,31 @@ it is taken without the test, which rounding could not decide. It stops, converg
 the Newton step moves no s_k, m_kw or ρ by more than ``tol`` relative: its quadratic
 convergence puts the answer then within about tol² of the maximiser, to rounding; and
 unconverged where F's curvature in log s_k is below its rounding, or no step raises F above
-it (s_k → ∞, the multinomial limit: F does not determine s_k).
+it (s_k → ∞, the multinomial limit: F does not determine s_k), or its step overflows (s_k →
+0 beyond floating point: a class whose documents each use one word has a likelihood free of
+s, and a Gamma prior pushes s to 0).
+
+F and its derivatives come from :mod:`bayesgen.maths.dirichlet_multinomial_objective`, which
+lays the histograms out for the kernels; this module holds the iterations.
 """
 
 from __future__ import annotations
 
-import functools
 from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
-if TYPE_CHECKING:
-    from types import ModuleType
+from bayesgen.maths.dirichlet_multinomial_objective import (
+    Evaluation,
+    Point,
+    Problem,
+    build_problem,
+    evaluate,
+    kernels,
+    rising_sums,
+)
 
+if TYPE_CHECKING:
     from bayesgen.maths.dirichlet_multinomial import CountHistograms
 
 #: The predicted gain below which F's rounding cannot tell a step's effect, relative to the
@@ -63,120 +75,6 @@ MAX_HALVINGS = 60
 START_STEPS, START_STEP_LIMIT = 30, 2.0
 
 
-@functools.cache
-def kernels() -> ModuleType:
-    """:mod:`bayesgen.maths.dirichlet_multinomial_kernels`, imported on first use (numba)."""
-    from bayesgen.maths import dirichlet_multinomial_kernels  # heavy: numba
-
-    return dirichlet_multinomial_kernels
-
-
-class _Problem(NamedTuple):
-    """What the search keeps fixed: the entries by (class, word) cell, and the prior.
-
-    A *coordinate* is one free value of m: a cell (means per class) or a word (shared); a
-    *group* is the coordinates that sum to 1 with its unseen words, ρ Σ (c_w − 1) (a class,
-    or all of them). Cells and coordinates are sorted by class and group.
-    """
-
-    cell_class: np.ndarray
-    class_cell_start: np.ndarray
-    cell_coordinate: np.ndarray
-    coordinate_cells: np.ndarray
-    coordinate_cell_start: np.ndarray
-    cell_count: np.ndarray
-    words: _Sums
-    lengths: _Sums
-    coordinate_feature: np.ndarray
-    coordinate_extra: np.ndarray
-    coordinate_start: np.ndarray
-    coordinate_group: np.ndarray
-    class_group: np.ndarray
-    unseen_extra: np.ndarray
-    unseen_constant: np.ndarray
-    free: np.ndarray
-    moving: np.ndarray
-    shape: float
-    rate: float
-    shared: bool
-
-
-class _Sums(NamedTuple):
-    """The entries of the segments (cells, or classes' lengths) in the exceedance form of
-    :func:`~bayesgen.maths.dirichlet_multinomial_kernels.exceedance_pairs`."""
-
-    base: np.ndarray
-    class_segment_start: np.ndarray
-    pair_segment: np.ndarray
-    pair_offset: np.ndarray
-    pair_weight: np.ndarray
-    class_pair_start: np.ndarray
-    other_segment: np.ndarray
-    other_level: np.ndarray
-    other_weight: np.ndarray
-    segment_class: np.ndarray
-
-
-def _sums(start, level, weight, segment_class, n_classes):
-    """The :class:`_Sums` of the segments [start[i], start[i + 1]) (sorted by class), and
-    each one's weight."""
-    base, pair_segment, pair_offset, pair_weight, other, other_segment, segment_weight = (
-        kernels().exceedance_pairs(start, level, weight)
-    )
-    sums = _Sums(
-        base,
-        _starts(segment_class, n_classes),
-        pair_segment,
-        pair_offset,
-        pair_weight,
-        _starts(segment_class[pair_segment], n_classes),
-        other_segment,
-        level[other],
-        weight[other],
-        segment_class,
-    )
-    return sums, segment_weight
-
-
-def _rising_sums(sums: _Sums, alpha: np.ndarray, n_classes: int, value: bool):
-    """Σ w [lnΓ(α + c) − lnΓ(α)] of each class (0 unless ``value``), and the digamma and
-    trigamma sums of each segment."""
-    first, second, factor = kernels().pair_sums(
-        alpha, sums.base, sums.pair_segment, sums.pair_offset, sums.pair_weight
-    )
-    other = kernels().other_sums(
-        alpha,
-        sums.other_segment,
-        sums.other_level,
-        sums.other_weight,
-        sums.segment_class,
-        first,
-        second,
-        n_classes,
-    )
-    if value:
-        other += kernels().weighted_group_sums(sums.base, np.log(alpha), sums.class_segment_start)
-        other += kernels().weighted_group_sums(
-            sums.pair_weight, np.log(factor), sums.class_pair_start
-        )
-    return other, first, second
-
-
-class _Point(NamedTuple):
-    concentration: np.ndarray  # s, (K,)
-    coordinates: np.ndarray  # m at the coordinates, (P,)
-    unseen: np.ndarray  # ρ of each group, (G,)
-
-
-class _Evaluation(NamedTuple):
-    value: np.ndarray  # F of each group
-    scale: np.ndarray  # the size of F's terms of each group (its rounding's scale)
-    word_first: np.ndarray  # A: ψ(α + c) − ψ(α) summed over each cell's entries
-    word_second: np.ndarray  # −Q > 0: ψ'(α) − ψ'(α + c) likewise
-    length_first: np.ndarray  # B of each class
-    length_second: np.ndarray  # Z > 0 of each class
-
-
 class _Direction(NamedTuple):
     concentration: np.ndarray
     coordinates: np.ndarray
@@ -184,134 +82,7 @@ class _Direction(NamedTuple):
     slope: np.ndarray  # the derivative of each group's F along the direction
 
 
-def _sorted_entries(cells: np.ndarray, *arrays: np.ndarray) -> tuple[np.ndarray, ...]:
-    """``cells`` and the entries' ``arrays`` (level last) by cell, levels increasing within a
-    cell (made so where they are not)."""
-    level = arrays[-1]
-    if cells.size and (
-        np.any(cells[1:] < cells[:-1])
-        or np.any((cells[1:] == cells[:-1]) & (level[1:] < level[:-1]))
-    ):
-        order = np.lexsort((level, cells))
-        return tuple(array[order] for array in (cells, *arrays))
-    return (cells, *arrays)
-
-
-def _starts(sorted_key: np.ndarray, n_keys: int) -> np.ndarray:
-    """Where each key's run begins in ``sorted_key``, and its end: (n_keys + 1,)."""
-    return np.searchsorted(sorted_key, np.arange(n_keys + 1)).astype(np.int64)
-
-
-def _problem(histograms: CountHistograms, shared: bool, shape, rate, extra) -> _Problem:
-    n_classes, n_features = histograms.n_classes, histograms.n_features
-    cells, word_class, word_feature, weight, level = _sorted_entries(
-        histograms.word_class * n_features + histograms.word_feature,
-        histograms.word_class,
-        histograms.word_feature,
-        histograms.word_weight,
-        histograms.word_level,
-    )
-    first = np.flatnonzero(np.r_[True, cells[1:] != cells[:-1]]) if cells.size else cells
-    cell_class, cell_feature = word_class[first], word_feature[first]
-    length_class, length_weight, length_level = _sorted_entries(
-        histograms.length_class, histograms.length_weight, histograms.length_level
-    )
-    entry_start = np.append(first, cells.size).astype(np.int64)
-    words, cell_count = _sums(entry_start, level, weight, cell_class, n_classes)
-    lengths, _ = _sums(
-        _starts(length_class, n_classes),
-        length_level,
-        length_weight,
-        np.arange(n_classes),
-        n_classes,
-    )
-    positive = extra > 0
-    extra_log_extra = np.where(positive, extra * np.log(np.where(positive, extra, 1.0)), 0.0)
-    if shared:
-        unseen = np.bincount(cell_feature, minlength=n_features) == 0
-        coordinate_feature = np.flatnonzero(~unseen)
-        cell_coordinate = np.searchsorted(coordinate_feature, cell_feature)
-        coordinate_group = np.zeros(coordinate_feature.size, dtype=np.int64)
-        class_group = np.zeros(n_classes, dtype=np.int64)
-        unseen_extra = np.array([extra[unseen].sum()])
-        unseen_constant = np.array([extra_log_extra[unseen].sum()])
-    else:
-        coordinate_feature, cell_coordinate = cell_feature, np.arange(first.size)
-        coordinate_group, class_group = cell_class, np.arange(n_classes)
-        # Σ over the unseen words as the total less the seen ones; exactly 0 where no unseen
-        # word has c > 1.
-        unseen_positive = positive.sum() - np.bincount(
-            cell_class, positive[cell_feature], minlength=n_classes
-        )
-        unseen_extra, unseen_constant = (
-            np.where(unseen_positive > 0, total - np.bincount(cell_class, part, n_classes), 0.0)
-            for total, part in (
-                (extra.sum(), extra[cell_feature]),
-                (extra_log_extra.sum(), extra_log_extra[cell_feature]),
-            )
-        )
-    # A class that shows no word has nothing to fit.
-    free = np.bincount(cell_class, minlength=n_classes) > 0
-    return _Problem(
-        cell_class=cell_class,
-        class_cell_start=_starts(cell_class, n_classes),
-        cell_coordinate=cell_coordinate,
-        # The cells of each coordinate (a shared m's system sums over their pairs).
-        coordinate_cells=np.argsort(cell_coordinate, kind="stable") if shared else first[:0],
-        coordinate_cell_start=(
-            _starts(np.sort(cell_coordinate), coordinate_feature.size) if shared else first[:0]
-        ),
-        cell_count=cell_count,
-        words=words,
-        lengths=lengths,
-        coordinate_feature=coordinate_feature,
-        coordinate_extra=extra[coordinate_feature],
-        coordinate_start=_starts(coordinate_group, unseen_extra.size),
-        coordinate_group=coordinate_group,
-        class_group=class_group,
-        unseen_extra=unseen_extra,
-        unseen_constant=unseen_constant,
-        free=free,
-        moving=np.bincount(class_group, free, minlength=unseen_extra.size) > 0,
-        shape=float(shape),
-        rate=float(rate),
-        shared=shared,
-    )
-
-
-def _evaluate(problem: _Problem, point: _Point, *, value: bool = True) -> _Evaluation:
-    """F of each group (where ``value``) and the digamma and trigamma sums at ``point``."""
-    s, m, rho = point
-    n_classes, n_groups = s.size, rho.size
-    alpha = s[problem.cell_class] * m[problem.cell_coordinate]
-    word_value, word_first, word_second = _rising_sums(problem.words, alpha, n_classes, value)
-    length_value, length_first, length_second = _rising_sums(problem.lengths, s, n_classes, value)
-    if not value:
-        empty = np.zeros(n_groups)
-        return _Evaluation(empty, empty, word_first, word_second, length_first, length_second)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        class_value = word_value - length_value + (problem.shape - 1.0) * np.log(s)
-        unseen_value = problem.unseen_extra * np.log(rho)
-    class_value = np.where(problem.free, class_value - problem.rate * s, 0.0)
-    unseen_value = np.where(problem.unseen_extra > 0, unseen_value, 0.0)
-    # Σ (c − 1) log m (of no use under a flat prior); each term ≤ 0, so it is its own size.
-    mean_value = (
-        kernels().weighted_group_sums(problem.coordinate_extra, np.log(m), problem.coordinate_start)
-        if problem.coordinate_extra.any()
-        else np.zeros(n_groups)
-    )
-    group_value = (
-        np.bincount(problem.class_group, class_value, minlength=n_groups)
-        + mean_value
-        + unseen_value
-        + problem.unseen_constant
-    )
-    size = np.where(problem.free, np.abs(word_value) + np.abs(length_value), 0.0)
-    scale = np.bincount(problem.class_group, size, minlength=n_groups) + np.abs(mean_value)
-    return _Evaluation(group_value, scale, word_first, word_second, length_first, length_second)
-
-
-def _precision_derivatives(problem: _Problem, point: _Point, at: _Evaluation):
+def _precision_derivatives(problem: Problem, point: Point, at: Evaluation):
     """∂F/∂s and ∂²F/∂s² of each class at fixed m."""
     s = point.concentration
     m = point.coordinates[problem.cell_coordinate]
@@ -322,7 +93,7 @@ def _precision_derivatives(problem: _Problem, point: _Point, at: _Evaluation):
     return gradient, curvature
 
 
-def _direction(problem: _Problem, point: _Point, at: _Evaluation, coupled: np.ndarray):
+def _direction(problem: Problem, point: Point, at: Evaluation, coupled: np.ndarray):
     """Each group's Newton step where ``coupled`` and the Newton step is uphill, else its
     uncoupled step (see the module's docstring); which groups took Newton's; each group's
     longest step t ≤ 1 keeping every value ≥ KEEP times itself, and its largest relative
@@ -353,7 +124,7 @@ def _direction(problem: _Problem, point: _Point, at: _Evaluation, coupled: np.nd
     return _Direction(step_s, step_m, step_rho, slope), newton, longest, relative, curvature
 
 
-def _shared_direction(problem: _Problem, point: _Point, at: _Evaluation, coupled: np.ndarray):
+def _shared_direction(problem: Problem, point: Point, at: Evaluation, coupled: np.ndarray):
     """:func:`_direction` of a shared m (one group), whose (K + 1) × (K + 1) system couples
     the classes: (step, [whether Newton's], −∂²F/∂(log s)² per class)."""
     s, rho = point.concentration, point.unseen
@@ -396,7 +167,7 @@ def _shared_direction(problem: _Problem, point: _Point, at: _Evaluation, coupled
     )
 
 
-def _step(problem: _Problem, point: _Point, parts, step_s, multiplier, *, coupled: bool):
+def _step(problem: Problem, point: Point, parts, step_s, multiplier, *, coupled: bool):
     """The whole step from Δs and the multiplier λ of Σ m = 1 (the KKT system's m rows,
     with the cross terms where ``coupled``); frozen classes and groups kept still."""
     gradient_s, gradient_m, inverse_d, cross = parts
@@ -460,7 +231,7 @@ def _shared_newton(
     return step_s, np.array([(border_rhs[0] - s_border @ step_s[free]) / pivot]), curvature
 
 
-def _overflowed(problem: _Problem, direction: _Direction) -> np.ndarray:
+def _overflowed(problem: Problem, direction: _Direction) -> np.ndarray:
     """The groups whose step has a non-finite entry."""
     bad = ~np.isfinite(direction.unseen) | ~np.isfinite(direction.slope)
     bad[problem.class_group[~np.isfinite(direction.concentration)]] = True
@@ -468,7 +239,7 @@ def _overflowed(problem: _Problem, direction: _Direction) -> np.ndarray:
     return bad
 
 
-def _without_groups(problem: _Problem, direction: _Direction, groups: np.ndarray) -> _Direction:
+def _without_groups(problem: Problem, direction: _Direction, groups: np.ndarray) -> _Direction:
     """``direction`` with the step of ``groups`` set to 0."""
     return _Direction(
         np.where(groups[problem.class_group], 0.0, direction.concentration),
@@ -478,7 +249,7 @@ def _without_groups(problem: _Problem, direction: _Direction, groups: np.ndarray
     )
 
 
-def _moved(problem: _Problem, point: _Point, direction: _Direction, t: np.ndarray) -> _Point:
+def _moved(problem: Problem, point: Point, direction: _Direction, t: np.ndarray) -> Point:
     """point + t Δ (t per group), each group's m renormalised against rounding."""
     m, rho = kernels().moved_means(
         point.coordinates,
@@ -489,10 +260,10 @@ def _moved(problem: _Problem, point: _Point, direction: _Direction, t: np.ndarra
         direction.unseen,
         problem.unseen_extra,
     )
-    return _Point(point.concentration + t[problem.class_group] * direction.concentration, m, rho)
+    return Point(point.concentration + t[problem.class_group] * direction.concentration, m, rho)
 
 
-def _step_sizes(problem: _Problem, point: _Point, direction: _Direction):
+def _step_sizes(problem: Problem, point: Point, direction: _Direction):
     """Each group's longest step t ≤ 1 keeping every value ≥ KEEP times itself, and its
     largest relative change |Δx / x| at t = 1."""
     return kernels().step_bounds(
@@ -506,14 +277,14 @@ def _step_sizes(problem: _Problem, point: _Point, direction: _Direction):
     )
 
 
-def _distinct_word_precision(problem: _Problem) -> np.ndarray:
+def _distinct_word_precision(problem: Problem) -> np.ndarray:
     """The s of each class whose expected number of distinct words per document, summed,
     s Σ_d [ψ(s + n_d) − ψ(s)] (the Chinese restaurant's tables: exact where every α_w is
     small), is the number the documents show; 1 for a class without."""
     s = np.ones(problem.free.size)
     shown = np.bincount(problem.cell_class, problem.cell_count, minlength=s.size)
     for _ in range(START_STEPS):
-        _, first, second = _rising_sums(problem.lengths, s, s.size, False)
+        _, first, second = rising_sums(problem.lengths, s, s.size, False)
         expected = s * first
         slope = expected - s * s * second  # d/d log s, > 0
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -525,7 +296,7 @@ def _distinct_word_precision(problem: _Problem) -> np.ndarray:
     return s
 
 
-def _start(problem: _Problem, initial_concentration, initial_mean) -> _Point:
+def _start(problem: Problem, initial_concentration, initial_mean) -> Point:
     """m from ``initial_mean`` or each word's documents plus c − 1 (the maximum's m where
     every α is small); s from ``initial_concentration`` or the distinct words."""
     n_groups = problem.unseen_extra.size
@@ -540,7 +311,7 @@ def _start(problem: _Problem, initial_concentration, initial_mean) -> _Point:
     no_step = _Direction(np.zeros_like(s), np.zeros_like(m), np.zeros(n_groups), None)
     point = _moved(
         problem,
-        _Point(s, m + problem.coordinate_extra, np.ones(n_groups)),
+        Point(s, m + problem.coordinate_extra, np.ones(n_groups)),
         no_step,
         np.zeros(n_groups),
     )
@@ -557,7 +328,7 @@ def _start(problem: _Problem, initial_concentration, initial_mean) -> _Point:
     with np.errstate(divide="ignore", invalid="ignore"):
         given_rho = unseen_mass / problem.unseen_extra
     rho = np.where((unseen_mass > 0) & (problem.unseen_extra > 0), given_rho, point.unseen)
-    return _moved(problem, _Point(s, m, rho), no_step, np.zeros(n_groups))
+    return _moved(problem, Point(s, m, rho), no_step, np.zeros(n_groups))
 
 
 def newton_fit(
@@ -574,9 +345,9 @@ def newton_fit(
 ):
     """(s (K,), m (K, V), iterations, converged): see
     :func:`bayesgen.maths.dirichlet_multinomial.fit_concentration`."""
-    problem = _problem(histograms, shared, shape, rate, extra)
+    problem = build_problem(histograms, shared, shape, rate, extra)
     point = _start(problem, initial_concentration, initial_mean)
-    current = _evaluate(problem, point)
+    current = evaluate(problem, point)
     done = ~problem.moving
     stuck = np.zeros_like(done)
     coupled = np.ones_like(done)
@@ -610,7 +381,7 @@ def newton_fit(
             break
         for _ in range(MAX_HALVINGS):
             moved = _moved(problem, point, direction, t)
-            trial = _evaluate(problem, moved)
+            trial = evaluate(problem, moved)
             accepted |= trial.value >= current.value
             t = np.where(accepted, t, 0.5 * t)
             # A step whose gain would be below F's rounding is no step: it failed.
@@ -623,7 +394,7 @@ def newton_fit(
         coupled = ~(failed & newton)
         if failed.any():
             moved = _moved(problem, point, direction, np.where(failed, 0.0, t))
-            trial = _evaluate(problem, moved)
+            trial = evaluate(problem, moved)
         point, current = moved, trial
         done |= finishing
     mean = _dense_mean(problem, point, histograms, extra, initial_mean)

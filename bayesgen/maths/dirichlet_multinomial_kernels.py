@@ -19,7 +19,7 @@
   :func:`step_bounds`, :func:`moved_means`: the loops over cells of Newton's method
   (:mod:`bayesgen.maths.dirichlet_multinomial_fit`).
 
-Imported on first use (:func:`bayesgen.maths.dirichlet_multinomial_fit.kernels`):
+Imported on first use (:func:`bayesgen.maths.dirichlet_multinomial_objective.kernels`):
 importing numba takes a fraction of a second and compiling these a few seconds once
 (``cache=True`` keeps the machine code on disk).
 """
