@@ -24,6 +24,16 @@ N_CLASSES, N_WORDS, N_DOCUMENTS, LENGTH = 2, 5, 30, 12
 N_SIMULATIONS, N_DRAWS, N_BINS = 50, 199, 5
 #: Family-wise level of the uniformity tests (Bonferroni over the parameters ranked).
 LEVEL = 0.001
+#: Every fit: the prior of m free of the data, NUTS 2 x (300 + 200), nothing else drawn.
+FIT = {
+    "mean_prior_strength": 0.0,
+    "draws": 200,
+    "tune": 300,
+    "chains": 2,
+    "prior_draws": 0,
+    "compute_map": False,
+    "progressbar": False,
+}
 
 
 def simulate(rng):
@@ -66,16 +76,7 @@ def simulations():
         if simulated is None:
             continue
         truth, X, y = simulated
-        est = DirichletMultinomialNB(
-            mean_prior_strength=0.0,
-            draws=200,
-            tune=300,
-            chains=2,
-            random_seed=int(rng.integers(2**31)),
-            prior_draws=0,
-            compute_map=False,
-            progressbar=False,
-        )
+        est = DirichletMultinomialNB(random_seed=int(rng.integers(2**31)), **FIT)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # an unconverged fit is what SBC would show
             est.fit(X, y)
@@ -119,16 +120,7 @@ def test_bayesgen_sbc_calibrates_the_dcm_under_a_prior_of_m_free_of_the_data():
     rng = np.random.default_rng(7)
     X = rng.multinomial(LENGTH, np.ones(N_WORDS) / N_WORDS, size=N_DOCUMENTS).astype(float)
     y = np.arange(N_DOCUMENTS) % N_CLASSES
-    est = DirichletMultinomialNB(
-        mean_prior_strength=0.0,
-        draws=200,
-        tune=300,
-        chains=2,
-        random_seed=0,
-        prior_draws=0,
-        compute_map=False,
-        progressbar=False,
-    )
+    est = DirichletMultinomialNB(random_seed=0, **FIT)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         est.fit(X, y)
