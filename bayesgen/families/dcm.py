@@ -439,7 +439,7 @@ class DirichletMultinomialFamily(Family):
         }
 
     def loo_kind(self, estimates: xr.Dataset) -> str:
-        """ "plug-in": leave-one-out refits the point fit without each row."""
+        """Always "plug-in": leave-one-out refits the point fit without each row."""
         return "plug-in"
 
     def loo_log_joint(self, estimates, X, y_codes, *, options=None) -> np.ndarray:

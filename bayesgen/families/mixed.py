@@ -395,8 +395,8 @@ class MixedFamily(Family):
         return None
 
     def loo_kind(self, estimates: xr.Dataset) -> str:
-        """ "plug-in" where some block's leave-one-out is (a point fit refitted without row
-        i), else "exact"."""
+        """The kind "plug-in" where some block's leave-one-out is (a point fit refitted
+        without row i), else "exact"."""
         kinds = {block.model.loo_kind(block.estimates) for block in self.blocks(estimates)}
         return "plug-in" if "plug-in" in kinds else "exact"
 
