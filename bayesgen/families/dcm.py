@@ -452,8 +452,8 @@ class DirichletMultinomialFamily(Family):
         Warns
         -----
         UserWarning
-            Where some refits did not converge (s → ∞ under a flat prior: the multinomial
-            limit), their last point is used.
+            Where some refits did not converge (s → ∞ under a flat prior, the multinomial
+            limit, or s → 0), their last point is used.
         """
         y_codes = np.asarray(y_codes, dtype=np.int64)
         concentration_prior, mean_prior = prior_of(estimates)
@@ -471,7 +471,8 @@ class DirichletMultinomialFamily(Family):
         if unconverged:
             warnings.warn(
                 f"loo: {unconverged} of {y_codes.size} point fits without one document did "
-                "not converge (s -> infinity: the multinomial limit); their last point is used.",
+                "not converge (the data do not determine some s: s -> infinity, the "
+                "multinomial limit, or s -> 0); their last point is used.",
                 UserWarning,
                 stacklevel=2,
             )
