@@ -11,6 +11,7 @@ directly, without calling bayesgen.
 """
 
 import os
+import sys
 from dataclasses import dataclass, field
 from os.path import expanduser
 from pathlib import Path
@@ -37,6 +38,18 @@ GDA_PRIOR = {
     "scale": [[2.0, 0.3, 0.0], [0.3, 1.0, 0.2], [0.0, 0.2, 1.5]],
 }
 CATEGORICAL_WIDTHS = (2, 3, 4)  # categories per feature: the padding to 4 is exercised
+
+
+@pytest.fixture(autouse=True)
+def _close_open_figures():
+    """Close the figures a test leaves open after it (a plotting function hands its figure to
+    the caller, who owns it), as matplotlib's own tests do: a later test that checks a
+    function closes its own figures (``plt.get_fignums() == []``) must not see them. Under
+    pytest-xdist which files share a worker varies from run to run."""
+    yield
+    pyplot = sys.modules.get("matplotlib.pyplot")  # only where a test imported it
+    if pyplot is not None:
+        pyplot.close("all")
 
 
 # --------------------------------------------------------------------------------------------
