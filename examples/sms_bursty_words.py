@@ -99,7 +99,7 @@ def with_rows(table: pd.DataFrame, models: dict, extras: dict[str, LeaveOneOut])
             "se": extra.se,
             "accuracy_loo": extra.accuracy,
             "method": extra.method,
-            "pareto_k_max": largest_pareto_k(extra),
+            "pareto_k_max": extra.pareto_k_max,
         }
     leader = max(pointwise, key=lambda key: pointwise[key].sum())
     for key, values in pointwise.items():
@@ -107,12 +107,6 @@ def with_rows(table: pd.DataFrame, models: dict, extras: dict[str, LeaveOneOut])
         rows.loc[key, "elpd_diff"] = difference.sum()
         rows.loc[key, "se_diff"] = np.sqrt(difference.size * difference.var())
     return rows.sort_values("elpd_loo", ascending=False)
-
-
-def largest_pareto_k(result: LeaveOneOut) -> float:
-    """The largest Pareto k ArviZ could estimate (NaN for none: an exact leave-one-out)."""
-    estimated = result.pareto_k[np.isfinite(result.pareto_k)]
-    return float(estimated.max()) if estimated.size else np.nan
 
 
 def relevant_words(multinomial, bernoulli, top: int) -> pd.DataFrame:

@@ -20,7 +20,7 @@ from sklearn.exceptions import NotFittedError
 
 import bayesgen
 from bayesgen import closed_form as cf
-from bayesgen.checks.loo import leave_one_out, loo_proba
+from bayesgen.checks.loo import LeaveOneOut, leave_one_out, loo_proba
 from bayesgen.families import family
 
 CONJUGATE = {"inference": "conjugate", "compute_map": False, "random_seed": 0, "prior_draws": 0}
@@ -394,3 +394,6 @@ def test_largest_pareto_k_skips_rows_arviz_could_not_fit():
 
     assert _largest_estimated(np.array([np.nan, 0.3, 0.71])) == 0.71
     assert np.isnan(_largest_estimated(np.array([np.nan, np.nan])))
+    codes = np.array([0, 1, 0])
+    result = LeaveOneOut(np.log(np.full((3, 2), 0.5)), codes, "psis", np.array([np.nan, 0.3, 0.71]))
+    assert result.pareto_k_max == 0.71  # the figure compare_models' column shows

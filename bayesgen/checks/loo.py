@@ -100,6 +100,12 @@ class LeaveOneOut:
         return _sum_se(self.pointwise)
 
     @property
+    def pareto_k_max(self) -> float:
+        """The largest Pareto k over the rows whose k ArviZ could estimate; NaN for none
+        (and for the exact and plug-in methods)."""
+        return _largest_estimated(self.pareto_k)
+
+    @property
     def accuracy(self) -> float:
         """Share of rows whose most probable leave-one-out class is their own."""
         return float(np.mean(np.argmax(self.log_proba, axis=1) == self.y_codes))
@@ -315,7 +321,7 @@ def compare_models(models: Mapping[str, object], *, method: str = "auto") -> pd.
                 "se_diff": _sum_se(difference),
                 "accuracy_loo": result.accuracy,
                 "method": result.method,
-                "pareto_k_max": _largest_estimated(result.pareto_k),
+                "pareto_k_max": result.pareto_k_max,
             }
         )
     table = pd.DataFrame(rows, index=pd.Index(names, name="model"), columns=COMPARE_COLUMNS)
