@@ -177,7 +177,6 @@ def leave_one_out_log_pmf(
     y_codes = np.asarray(y_codes, dtype=np.int64)
     concentration = np.asarray(concentration, dtype=np.float64)
     mean = np.asarray(mean, dtype=np.float64)
-    log_pmf = dirichlet_multinomial_log_pmf(X, concentration[:, None] * mean)
     converged = np.ones(y_codes.size, dtype=bool)
     options = {
         "shared_mean": shared_mean,
@@ -185,28 +184,27 @@ def leave_one_out_log_pmf(
         "mean_prior": mean_prior,
         "tol": tol,
     }
+    # (histograms refitted, their documents, the classes they fit): all of them where m is
+    # shared; else each class alone, the other columns keeping the full fit's scores.
     if shared_mean:
-        for i, code in enumerate(y_codes):
+        log_pmf = np.empty((y_codes.size, histograms.n_classes))
+        parts = [(histograms, np.arange(y_codes.size), slice(None))]
+    else:
+        log_pmf = dirichlet_multinomial_log_pmf(X, concentration[:, None] * mean)
+        parts = [
+            (class_histograms(histograms, int(k)), np.flatnonzero(y_codes == k), slice(k, k + 1))
+            for k in np.unique(y_codes)
+        ]
+    for part, documents, classes in parts:
+        for i in documents:
             document = X[[i]]
+            code = int(y_codes[i]) if shared_mean else 0  # its class among the part's
             refit = fit_concentration(
-                without_document(histograms, document, int(code)),
-                initial_concentration=concentration,
-                initial_mean=mean[0],
+                without_document(part, document, code),
+                initial_concentration=concentration[classes],
+                initial_mean=mean[classes][0],
                 **options,
             )
-            log_pmf[i] = dirichlet_multinomial_log_pmf(document, refit.alpha)[0]
-            converged[i] = refit.converged
-        return LeaveOneOutFit(log_pmf, converged)
-    for k in np.unique(y_codes):
-        own = class_histograms(histograms, int(k))
-        for i in np.flatnonzero(y_codes == k):
-            document = X[[i]]
-            refit = fit_concentration(
-                without_document(own, document, 0),
-                initial_concentration=concentration[k : k + 1],
-                initial_mean=mean[k],
-                **options,
-            )
-            log_pmf[i, k] = dirichlet_multinomial_log_pmf(document, refit.alpha)[0, 0]
+            log_pmf[i, classes] = dirichlet_multinomial_log_pmf(document, refit.alpha)[0]
             converged[i] = refit.converged
     return LeaveOneOutFit(log_pmf, converged)
