@@ -79,8 +79,13 @@ def map_equals_mle():
     rng = np.random.default_rng(0)
     y = np.arange(40) % 2
     X = rng.poisson([3.0, 1.0, 2.0], size=(40, 3)) + y[:, None]
-    est = MultinomialNB(
-        alpha=1.0, class_alpha=1.0, inference="conjugate", compute_map=True, draws=100
+    est = MultinomialNB(  # seeded: unseeded draws failed another panel's rank test by chance
+        alpha=1.0,
+        class_alpha=1.0,
+        inference="conjugate",
+        compute_map=True,
+        draws=100,
+        random_seed=0,
     )
     return est.fit(X, y)
 
