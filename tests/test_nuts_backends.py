@@ -17,15 +17,20 @@ import bayesgen
 
 @pytest.mark.slow  # about a minute: JAX compiles each sampler anew in every process
 @pytest.mark.parametrize(
-    ("make", "data"),
+    ("make", "data", "transform"),
     [
-        (bayesgen.MultinomialNB, "counts"),
-        (bayesgen.CategoricalNB, "categories"),
+        (bayesgen.MultinomialNB, "counts", "standardised_log"),
+        (bayesgen.CategoricalNB, "categories", "standardised_log"),
+        # The Wilson-Hilferty rates are plain PyTensor too, so JAX compiles them.
+        (bayesgen.MultinomialNB, "counts", "cube_root"),
     ],
-    ids=["multinomial", "categorical"],
+    ids=["multinomial", "categorical", "multinomial-cube-root"],
 )
-def test_numpyro_draws_pass_compare(make, data, monkeypatch):
+def test_numpyro_draws_pass_compare(make, data, transform, monkeypatch):
     pytest.importorskip("numpyro")
+    from bayesgen.families import shared_pymc
+
+    monkeypatch.setattr(shared_pymc, "GAMMA_RATE_TRANSFORM", transform)
     if "JAX_PLATFORMS" not in os.environ:  # a CUDA plugin without a GPU fails on cuInit
         monkeypatch.setenv("JAX_PLATFORMS", "cpu")
     rng = np.random.default_rng(0)
@@ -49,3 +54,44 @@ def test_numpyro_draws_pass_compare(make, data, monkeypatch):
     assert est.idata_["posterior"].attrs["inference_library"] == "numpyro"
     result = bayesgen.compare(est)
     assert result.ok, str(result)
+
+
+@pytest.mark.parametrize(
+    ("chains", "devices", "expected"),
+    [(2, 1, "vectorized"), (4, 2, "vectorized"), (2, 2, "parallel"), (2, 100, "parallel")],
+)
+def test_chains_run_vectorised_only_where_devices_are_fewer(chains, devices, expected):
+    from bayesgen.inference.sampling import chain_method_for
+
+    assert chain_method_for(chains, devices) == expected
+
+
+@pytest.mark.parametrize(
+    ("nuts_sampler", "forwarded"),
+    [("numpyro", {"nuts": {"chain_method": "vectorized"}}), ("pymc", {})],
+)
+def test_sample_nuts_hands_the_chain_method_to_the_jax_back_ends_only(
+    nuts_sampler, forwarded, monkeypatch
+):
+    # The call pm.sample receives, without sampling: JAX need not be installed.
+    import pymc as pm
+
+    from bayesgen.inference import sampling
+
+    seen = {}
+
+    class Stop(Exception):
+        pass
+
+    def fake_sample(**kwargs):
+        seen.update(kwargs)
+        raise Stop
+
+    monkeypatch.setattr(pm, "sample", fake_sample)
+    monkeypatch.setattr(sampling, "_jax_chain_method", lambda chains: "vectorized")
+    with pm.Model() as model:
+        pm.Normal("x")
+    with pytest.raises(Stop):
+        sampling.sample_nuts(model, var_names=["x"], nuts_sampler=nuts_sampler, prior_draws=0)
+    assert seen["nuts_sampler"] == nuts_sampler
+    assert {key: seen[key] for key in ("nuts",) if key in seen} == forwarded

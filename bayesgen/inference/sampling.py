@@ -72,6 +72,8 @@ def sample_nuts(
     random_seed : int, optional
     nuts_sampler : {"pymc", "nutpie", "numpyro", "blackjax"}
         Explicit, because PyMC's default silently changes to nutpie once that is installed.
+        The JAX back ends run the chains vectorised on one device where JAX has fewer
+        devices than chains (a single GPU; :func:`chain_method_for`).
     target_accept : float
     prior_draws : int
         Draws for the ``prior`` group (prior-vs-posterior plots); 0 skips it.
@@ -113,6 +115,9 @@ def sample_nuts(
     # fight for them (2 × 10,000 words, 30 + 30 steps of 2 chains on 2 cores: 1.3 s with
     # this limit, over 9 minutes without). PyMC sets no limit in the workers it forks (the
     # Linux default; pymc#7354); they inherit this one, set in the parent before the fork.
+    backend_options = {}
+    if nuts_sampler in ("numpyro", "blackjax"):
+        backend_options["nuts"] = {"chain_method": _jax_chain_method(chains)}
     with (
         model,
         _quiet(progressbar),
@@ -131,6 +136,7 @@ def sample_nuts(
             quiet=not progressbar,
             progressbar=progressbar,
             compute_convergence_checks=False,
+            **backend_options,
         )
         if prior_draws:
             with _quiet(False):  # no "Sampling: [...]" log line after the progress bar
@@ -150,6 +156,43 @@ def sample_nuts(
             )
         idata["constant_data"] = statistics
     return _finish(idata, dtype=dtype, library="pymc")
+
+
+def chain_method_for(chains: int, devices: int) -> str:
+    """numpyro's ``chain_method`` for ``chains`` chains on ``devices`` JAX devices.
+
+    "parallel" maps one chain to each device (``pmap``); with fewer devices than chains,
+    numpyro would run them one after the other, so they run as one "vectorized" program
+    (``vmap``) on the one device instead, as on a single GPU.
+
+    Parameters
+    ----------
+    chains : int
+    devices : int
+        ``jax.local_device_count()``.
+
+    Returns
+    -------
+    {"parallel", "vectorized"}
+
+    Examples
+    --------
+    >>> from bayesgen.inference.sampling import chain_method_for
+    >>> chain_method_for(chains=2, devices=1)  # one GPU
+    'vectorized'
+    >>> chain_method_for(chains=2, devices=100)  # PyMC's 100 XLA CPU devices
+    'parallel'
+    """
+    return "parallel" if devices >= chains else "vectorized"
+
+
+def _jax_chain_method(chains: int) -> str:
+    # pymc.sampling.jax asks XLA for 100 CPU devices when imported, which it must be before
+    # JAX counts its devices (the count is fixed once JAX's back end starts).
+    import jax
+    import pymc.sampling.jax  # noqa: F401
+
+    return chain_method_for(chains, jax.local_device_count())
 
 
 def find_map(model, *, var_names: list[str], maxiter: int | None = None) -> xr.Dataset:
