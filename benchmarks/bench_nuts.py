@@ -76,6 +76,7 @@ from bayesgen.closed_form import feature_counts, multinomial_nb
 from bayesgen.families import shared_pymc
 from bayesgen.generative import TRACE_VARS, multinomial_nb_model
 from bayesgen.inference.sampling import conjugate_posterior, sample_nuts
+from bayesgen.maths.diagnostics import mc_diagnostics
 
 GOAL_SPEEDUP = 10.0
 GOAL_SCALING = 1.5
@@ -155,22 +156,27 @@ def timed_fit(build, *, draws: int, tune: int, seed: int, sampler=sample) -> dic
 def diagnostics(idata, stats) -> dict:
     """min ESS_bulk and max R-hat over class_prob and feature_prob; the largest
     |posterior mean - closed-form add-λ| of feature_prob (``max_err``) and of class_prob
-    (``class_err``), and the largest of either in units of its Monte Carlo standard error."""
+    (``class_err``), and the largest of either in units of its Monte Carlo standard error.
+
+    ``bayesgen.maths.diagnostics.mc_diagnostics`` computes ArviZ's bulk ESS, R-hat and MCSE
+    (tests/test_diagnostics.py checks them equal), over all parameters at once: ArviZ's own
+    loop takes 7 ms a parameter, hours for a million."""
     posterior = idata["posterior"].to_dataset()[VAR_NAMES]
-    ess = az.ess(posterior, method="bulk")
-    rhat = az.rhat(posterior)
-    mcse = az.mcse(posterior, method="mean")
-    mean = posterior.mean(("chain", "draw"))
-    errors, z_scores = {}, []
+    errors, z_scores, ess, rhat = {}, [], [], []
     for name in VAR_NAMES:
-        err = np.abs(mean[name].values - stats[name].values)
+        draws = posterior[name]
+        flat = draws.values.reshape(draws.sizes["chain"], draws.sizes["draw"], -1)
+        mcse, ess_bulk, r_hat = mc_diagnostics(np.moveaxis(flat, -1, 0))
+        err = np.abs(draws.mean(("chain", "draw")).values - stats[name].values).ravel()
         errors[name] = err.max()
-        z_scores.append((err / mcse[name].values).max())
+        z_scores.append((err / mcse).max())
+        ess.append(ess_bulk.min())
+        rhat.append(r_hat.max())
     sample_stats = idata["sample_stats"]
     depth = "tree_depth" if "tree_depth" in sample_stats else "depth"  # nutpie's name
     return {
-        "min_ess": float(min(ess[name].values.min() for name in VAR_NAMES)),
-        "max_rhat": float(max(rhat[name].values.max() for name in VAR_NAMES)),
+        "min_ess": float(min(ess)),
+        "max_rhat": float(max(rhat)),
         "max_err": float(errors["feature_prob"]),
         "class_err": float(errors["class_prob"]),
         "max_z": float(max(z_scores)),

@@ -55,8 +55,13 @@ SKIPPED_COMMANDS = {
     "make bench": "a benchmark of minutes; its figures are in docs/performance.md",
     "make docs": "tests/test_docs_render.py builds the site",
 }
-#: (page, first line of the block) of code blocks that are not programs.
-SKIPPED_BLOCKS = {}
+#: (page, first line of the block) of code blocks that are not run, with why.
+SKIPPED_BLOCKS = {
+    ("docs/large-models.md", "cd benchmarks"): (
+        "NUTS benchmarks for a machine with a GPU and JAX, minutes each; measured and reported "
+        "in docs/performance.md"
+    ),
+}
 #: Pages whose blocks are not run.
 SKIPPED_PAGES = {
     "docs/performance.md": "benchmark commands of minutes each, measured and reported there",
