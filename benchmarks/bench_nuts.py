@@ -166,12 +166,16 @@ def diagnostics(idata, stats) -> dict:
     for name in VAR_NAMES:
         draws = posterior[name]
         flat = draws.values.reshape(draws.sizes["chain"], draws.sizes["draw"], -1)
-        mcse, ess_bulk, r_hat = mc_diagnostics(np.moveaxis(flat, -1, 0))
         err = np.abs(draws.mean(("chain", "draw")).values - stats[name].values).ravel()
         errors[name] = err.max()
-        z_scores.append((err / mcse).max())
-        ess.append(ess_bulk.min())
-        rhat.append(r_hat.max())
+        # In blocks of about 2**24 draws, so that a million parameters fit in memory.
+        step = max(1, 2**24 // (flat.shape[0] * flat.shape[1]))
+        for start in range(0, flat.shape[2], step):
+            block = slice(start, start + step)
+            mcse, ess_bulk, r_hat = mc_diagnostics(np.moveaxis(flat[:, :, block], -1, 0))
+            z_scores.append((err[block] / mcse).max())
+            ess.append(ess_bulk.min())
+            rhat.append(r_hat.max())
     sample_stats = idata["sample_stats"]
     depth = "tree_depth" if "tree_depth" in sample_stats else "depth"  # nutpie's name
     return {
