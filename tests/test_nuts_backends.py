@@ -7,6 +7,8 @@ usual way, by ``compare()`` against the closed forms.
 """
 
 import os
+import subprocess
+import sys
 import warnings
 
 import numpy as np
@@ -95,3 +97,39 @@ def test_sample_nuts_hands_the_chain_method_to_the_jax_back_ends_only(
         sampling.sample_nuts(model, var_names=["x"], nuts_sampler=nuts_sampler, prior_draws=0)
     assert seen["nuts_sampler"] == nuts_sampler
     assert {key: seen[key] for key in ("nuts",) if key in seen} == forwarded
+
+
+@pytest.mark.slow  # a fresh process: JAX compiles the sampler anew (about 30 s)
+def test_vectorised_chains_on_one_device_pass_compare(tmp_path):
+    # One XLA device, as on a single GPU: the chains run vectorised. JAX fixes its device count
+    # when it starts, so this runs in its own process.
+    pytest.importorskip("numpyro")
+    script = tmp_path / "one_device.py"
+    script.write_text(
+        "import warnings\n"
+        "import numpy as np\n"
+        "import bayesgen\n"
+        "rng = np.random.default_rng(0)\n"
+        "y = np.arange(60) % 2\n"
+        "X = rng.poisson(np.where(y[:, None] == 1, [3.0, 1.0, 1.0, 2.0], [1.0, 2.0, 3.0, 1.0]))\n"
+        "est = bayesgen.MultinomialNB(inference='nuts', nuts_sampler='numpyro', chains=2,\n"
+        "                             draws=1000, tune=1000, random_seed=0)\n"
+        "with warnings.catch_warnings():\n"
+        "    warnings.simplefilter('ignore')\n"
+        "    est.fit(X, y)\n"
+        "import jax\n"
+        "print(jax.local_device_count(), est.idata_['posterior'].attrs['chain_method'])\n"
+        "result = bayesgen.compare(est)\n"
+        "print(result.ok)\n"
+        "print(result)\n"
+    )
+    env = dict(os.environ)
+    env.setdefault("JAX_PLATFORMS", "cpu")
+    env["XLA_FLAGS"] = "--xla_force_host_platform_device_count=1"
+    completed = subprocess.run(
+        [sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=600
+    )
+    assert completed.returncode == 0, completed.stderr[-3000:]
+    lines = completed.stdout.splitlines()
+    assert lines[0] == "1 vectorized"
+    assert lines[1] == "True", completed.stdout

@@ -147,6 +147,8 @@ def sample_nuts(
     for group in ("prior_predictive", "observed_data"):
         if group in idata.children:
             del idata[group]
+    if "nuts" in backend_options:  # how the chains ran, beside PyMC's inference_library
+        idata["posterior"].attrs["chain_method"] = backend_options["nuts"]["chain_method"]
     if stats is not None:
         data = idata["constant_data"].to_dataset() if "constant_data" in idata.children else None
         statistics = _statistics(model_family or family(stats), stats)
