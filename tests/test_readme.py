@@ -57,6 +57,12 @@ SKIPPED_COMMANDS = {
 }
 #: (page, first line of the block) of code blocks that are not run, with why.
 SKIPPED_BLOCKS = {
+    # Run, it put JAX with CUDA (gigabytes), numpyro and nutpie into the project's .venv from
+    # inside the suite: 104 s of a fresh clone's run, and every later test saw JAX installed.
+    ("docs/large-models.md", ".venv/bin/pip install numpyro"): (
+        "installs optional NUTS back ends into the project's .venv: the suite must not change "
+        "the environment it runs in"
+    ),
     ("docs/large-models.md", "cd benchmarks"): (
         "NUTS benchmarks for a machine with a GPU and JAX, minutes each; measured and reported "
         "in docs/performance.md"
