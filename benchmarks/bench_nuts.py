@@ -68,7 +68,6 @@ import arviz as az
 import numpy as np
 import pymc as pm
 import pytensor
-import xarray as xr
 from bench_closed_form import zipf_bag_of_words
 from threadpoolctl import threadpool_limits
 
@@ -176,17 +175,31 @@ def diagnostics(idata, stats) -> dict:
             z_scores.append((err[block] / mcse).max())
             ess.append(ess_bulk.min())
             rhat.append(r_hat.max())
-    sample_stats = idata["sample_stats"]
-    depth = "tree_depth" if "tree_depth" in sample_stats else "depth"  # nutpie's name
+    if "sample_stats" in idata.children:
+        sample_stats = idata["sample_stats"]
+        depth = "tree_depth" if "tree_depth" in sample_stats else "depth"  # nutpie's name
+        divergences = int(sample_stats["diverging"].values.sum())
+        mean_depth = float(sample_stats[depth].values.mean())
+    else:  # exact draws
+        divergences, mean_depth = 0, np.nan
     return {
         "min_ess": float(min(ess)),
         "max_rhat": float(max(rhat)),
         "max_err": float(errors["feature_prob"]),
         "class_err": float(errors["class_prob"]),
         "max_z": float(max(z_scores)),
-        "divergences": int(sample_stats["diverging"].values.sum()),
-        "mean_tree_depth": float(sample_stats[depth].values.mean()),
+        "divergences": divergences,
+        "mean_tree_depth": mean_depth,
     }
+
+
+def describe_corpus(X, stats) -> str:
+    n_classes, n_words = stats["feature_count"].shape
+    return (
+        f"corpus: {X.shape[0]} docs x {n_words} words, {n_classes} classes, {int(X.sum())} "
+        f"tokens, {int((stats['feature_count'].values == 0).sum())} of {n_classes * n_words} "
+        f"(class, word) counts are 0"
+    )
 
 
 def versions() -> str:
@@ -200,12 +213,7 @@ def versions() -> str:
 def compare_naive(args) -> int:
     X, y = zipf_bag_of_words(args.docs, args.words, args.classes, seed=args.seed)
     stats = multinomial_nb(X, y)
-    n_params = args.classes * args.words
-    print(
-        f"corpus: {X.shape[0]} docs x {X.shape[1]} words, {args.classes} classes, "
-        f"{int(X.sum())} tokens, {int((stats['feature_count'].values == 0).sum())} of "
-        f"{n_params} (class, word) counts are 0"
-    )
+    print(describe_corpus(X, stats))
     print(versions())
     print(
         f"pm.sample(draws={args.draws}, tune={args.tune}, chains=2, cores=2, "
@@ -420,11 +428,7 @@ def side_by_side(args) -> int:
     X, y = zipf_bag_of_words(args.docs, args.words, args.classes, seed=args.seed)
     stats = multinomial_nb(X, y)
     n_params = args.classes * args.words
-    print(
-        f"corpus: {X.shape[0]} docs x {X.shape[1]} words, {args.classes} classes, "
-        f"{int(X.sum())} tokens, {int((stats['feature_count'].values == 0).sum())} of "
-        f"{n_params} (class, word) counts are 0"
-    )
+    print(describe_corpus(X, stats))
     print(versions())
     print(
         f"2 chains x ({args.tune} tuning + {args.draws} draws), cores=2, target_accept 0.9 "
@@ -457,13 +461,6 @@ def side_by_side(args) -> int:
     for name, (build, sampler) in runs.items():
         fit = timed_fit(build, draws=args.draws, tune=args.tune, seed=args.seed, sampler=sampler)
         idata = fit.pop("idata")
-        if "sample_stats" not in idata.children:
-            idata["sample_stats"] = xr.Dataset(
-                {
-                    "diverging": xr.DataArray(np.zeros(1, dtype=bool)),
-                    "tree_depth": xr.DataArray(np.full(1, np.nan)),
-                }
-            )
         row = fit | diagnostics(idata, stats)
         print(
             f"{name:<14} {row['wall']:>7.1f} {row['sampling']:>8.1f} {row['min_ess']:>8.0f} "

@@ -48,6 +48,7 @@ from bench_closed_form import zipf_bag_of_words
 from bench_nuts import (
     VAR_NAMES,
     bayesgen_model,
+    describe_corpus,
     diagnostics,
     peak_memory_mb,
     sample_exact,
@@ -180,12 +181,7 @@ def main(argv: list[str] | None = None) -> int:
 
     X, y = zipf_bag_of_words(args.docs, args.words, args.classes, seed=args.seed)
     stats = multinomial_nb(X, y)
-    n_params = args.classes * args.words
-    print(
-        f"corpus: {X.shape[0]} docs x {X.shape[1]} words, {args.classes} classes, "
-        f"{int(X.sum())} tokens, {int((stats['feature_count'].values == 0).sum())} of "
-        f"{n_params} (class, word) counts are 0"
-    )
+    print(describe_corpus(X, stats))
 
     def library(draws, tune):
         return sample_nuts(
@@ -235,16 +231,9 @@ def main(argv: list[str] | None = None) -> int:
         # Printed first, so that a run a timeout stops still says what it was and since when.
         print(f"  ({name}: started at {time.perf_counter() - clock:.0f} s)", flush=True)
         wall, idata = timed(lambda run=run: run(args.draws, args.tune))
-        if "sample_stats" not in idata.children:
-            idata["sample_stats"] = xr.Dataset(
-                {
-                    "diverging": xr.DataArray(np.zeros(1, dtype=bool)),
-                    "tree_depth": xr.DataArray(np.full(1, np.nan)),
-                }
-            )
         sampling = float(idata["posterior"].attrs["sampling_time"])
         row = diagnostics(idata, stats)
-        steps = idata["sample_stats"].get("n_steps")
+        steps = idata["sample_stats"].get("n_steps") if "sample_stats" in idata.children else None
         # Leapfrog steps of the kept draws, per chain; tuning's are not recorded.
         leapfrogs = float(steps.sum()) / steps.sizes["chain"] if steps is not None else np.nan
         print(
