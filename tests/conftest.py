@@ -52,6 +52,26 @@ def _close_open_figures():
         pyplot.close("all")
 
 
+class SampleCalled(Exception):
+    """Raised by :func:`sample_call` in place of sampling."""
+
+
+@pytest.fixture
+def sample_call(monkeypatch):
+    """The keyword arguments ``pm.sample`` is called with, without sampling: the call raises
+    :class:`SampleCalled` once they are recorded in the dict this fixture returns."""
+    import pymc as pm
+
+    seen = {}
+
+    def sample(**kwargs):
+        seen.update(kwargs)
+        raise SampleCalled
+
+    monkeypatch.setattr(pm, "sample", sample)
+    return seen
+
+
 # --------------------------------------------------------------------------------------------
 # Data: X, y and the class labels (sorted, as classes_).
 

@@ -379,24 +379,15 @@ def test_four_chains_by_default(cls):
     assert cls().get_params()["chains"] == 4
 
 
-def test_a_default_nuts_fit_samples_four_chains_on_every_core(monkeypatch):
+def test_a_default_nuts_fit_samples_four_chains_on_every_core(monkeypatch, sample_call):
     import os
 
-    import pymc as pm
+    from conftest import SampleCalled
 
-    seen = {}
-
-    class Stop(Exception):
-        pass
-
-    def sample(**kwargs):
-        seen.update(kwargs)
-        raise Stop
-
-    monkeypatch.setattr(pm, "sample", sample)
     monkeypatch.setattr(os, "cpu_count", lambda: 2)
-    with pytest.raises(Stop):
+    with pytest.raises(SampleCalled):
         MultinomialNB(compute_map=False).fit(X_WORDS, Y_WORDS)
+    seen = sample_call
     assert (seen["chains"], seen["cores"], seen["draws"], seen["tune"]) == (4, 2, 1000, 1000)
 
 

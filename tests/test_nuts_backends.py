@@ -73,30 +73,21 @@ def test_chains_run_vectorised_only_where_devices_are_fewer(chains, devices, exp
     [("numpyro", {"nuts": {"chain_method": "vectorized"}}), ("pymc", {})],
 )
 def test_sample_nuts_hands_the_chain_method_to_the_jax_back_ends_only(
-    nuts_sampler, forwarded, monkeypatch
+    nuts_sampler, forwarded, monkeypatch, sample_call
 ):
     # The call pm.sample receives, without sampling: JAX need not be installed.
     import pymc as pm
+    from conftest import SampleCalled
 
     from bayesgen.inference import sampling
 
-    seen = {}
-
-    class Stop(Exception):
-        pass
-
-    def fake_sample(**kwargs):
-        seen.update(kwargs)
-        raise Stop
-
-    monkeypatch.setattr(pm, "sample", fake_sample)
     monkeypatch.setattr(sampling, "_jax_chain_method", lambda chains: "vectorized")
     with pm.Model() as model:
         pm.Normal("x")
-    with pytest.raises(Stop):
+    with pytest.raises(SampleCalled):
         sampling.sample_nuts(model, var_names=["x"], nuts_sampler=nuts_sampler, prior_draws=0)
-    assert seen["nuts_sampler"] == nuts_sampler
-    assert {key: seen[key] for key in ("nuts",) if key in seen} == forwarded
+    assert sample_call["nuts_sampler"] == nuts_sampler
+    assert {key: sample_call[key] for key in ("nuts",) if key in sample_call} == forwarded
 
 
 @pytest.mark.slow  # a fresh process: JAX compiles the sampler anew (about 30 s)
