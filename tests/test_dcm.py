@@ -167,7 +167,10 @@ def _find_map_from_elsewhere(estimates):
 @pytest.mark.parametrize(
     "options",
     [
-        {"concentration_prior": "flat", "mean_prior_strength": 0.0},
+        # Its own graph to compile (32 s cold on two cores); the default prior's runs here.
+        pytest.param(
+            {"concentration_prior": "flat", "mean_prior_strength": 0.0}, marks=pytest.mark.slow
+        ),
         {},
         # Its own graph to compile (about 20 s cold on two cores).
         pytest.param({"prior_mean": "pooled"}, marks=pytest.mark.slow),

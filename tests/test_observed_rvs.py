@@ -204,6 +204,16 @@ def _prior_predictive(model, draws=200):
         return pm.sample_prior_predictive(draws=draws, model=model, random_seed=1)
 
 
+@pytest.mark.parametrize(
+    "case",
+    [
+        # The LKJ prior's random graph is its own compile (34 s cold on 2 cores); its log
+        # density is checked in the default suite (test_log_density_changes_...).
+        pytest.param(name, marks=pytest.mark.slow) if name == "gda_lkj" else name
+        for name in OBSERVED
+    ],
+    indirect=True,
+)
 def test_prior_predictive_simulates_every_statistic_in_its_shape(case):
     name, X, _, statistics, model = case
     simulated = _prior_predictive(model)["prior_predictive"].to_dataset()
