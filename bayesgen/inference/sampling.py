@@ -110,14 +110,14 @@ def sample_nuts(
     from threadpoolctl import threadpool_limits  # a dependency of PyMC and scikit-learn
 
     cores = min(chains, os.cpu_count() or 1) if cores is None else cores
+    backend_options = {}
+    if nuts_sampler in ("numpyro", "blackjax"):
+        backend_options["nuts"] = {"chain_method": _jax_chain_method(chains)}
     # One BLAS thread per chain. OpenBLAS threads the leapfrog's dot products once the model
     # has more than about 10,000 parameters; with the chains on every core those threads
     # fight for them (2 × 10,000 words, 30 + 30 steps of 2 chains on 2 cores: 1.3 s with
     # this limit, over 9 minutes without). PyMC sets no limit in the workers it forks (the
     # Linux default; pymc#7354); they inherit this one, set in the parent before the fork.
-    backend_options = {}
-    if nuts_sampler in ("numpyro", "blackjax"):
-        backend_options["nuts"] = {"chain_method": _jax_chain_method(chains)}
     with (
         model,
         _quiet(progressbar),
