@@ -22,13 +22,17 @@ Each NUTS run's time includes JAX's compilation (numpyro compiles inside ``MCMC.
 PyMC builds a new function each call, so no run reuses another's); the warm-up line shows a
 10 + 10-step run's time, most of it that compilation. Columns as in ``bench_nuts.py``: min bulk
 ESS over ``class_prob`` and ``feature_prob``, bulk ESS per second of the run, mean tree depth,
-divergences, max R-hat, max |posterior mean - exact| of ``feature_prob`` and that error in MCSEs.
+the kept draws' leapfrog steps per chain and the run's seconds per step, divergences, max
+R-hat, max |posterior mean - exact| of ``feature_prob`` and that error in MCSEs. Each run
+prints the time it starts at first, so that one a ``timeout`` stops still says how far it got;
+``--runs`` picks the runs, to put each under a timeout of its own.
 
 Usage::
 
     .venv/bin/python benchmarks/bench_nuts_jax.py --words 20000 --docs 3000
+    .venv/bin/python benchmarks/bench_nuts_jax.py --words 20000 --docs 3000 --runs textbook
     .venv/bin/python benchmarks/bench_nuts_jax.py --words 50000 --classes 20 --docs 20000 \\
-        --draws 500 --tune 500 --skip-textbook
+        --draws 500 --tune 500 --runs bayesgen,exact --warmup 0
 
 needs ``jax`` and ``numpyro`` (not bayesgen dependencies; docs/large-models.md). Without a GPU,
 JAX runs on the CPU; set ``JAX_PLATFORMS=cpu`` where JAX's CUDA plugin is installed on a machine
