@@ -106,6 +106,7 @@ def textbook_numpyro(
     samples = jax.block_until_ready(mcmc.get_samples(group_by_chain=True))
     sampling_time = time.perf_counter() - start
     extra = mcmc.get_extra_fields(group_by_chain=True)
+    n_steps = np.asarray(extra["num_steps"])
     posterior = xr.Dataset(
         {
             "class_prob": (("chain", "draw", "class"), np.asarray(samples["class_prob"])),
@@ -119,12 +120,9 @@ def textbook_numpyro(
     sample_stats = xr.Dataset(
         {
             # PyMC's reading of numpyro's leapfrog count (pymc.sampling.jax)
-            "tree_depth": (
-                ("chain", "draw"),
-                np.log2(np.asarray(extra["num_steps"])).astype(int) + 1,
-            ),
+            "tree_depth": (("chain", "draw"), np.log2(n_steps).astype(int) + 1),
             "diverging": (("chain", "draw"), np.asarray(extra["diverging"])),
-            "n_steps": (("chain", "draw"), np.asarray(extra["num_steps"])),
+            "n_steps": (("chain", "draw"), n_steps),
         }
     )
     return xr.DataTree.from_dict({"posterior": posterior, "sample_stats": sample_stats})
