@@ -269,7 +269,7 @@ def test_loo_shows_the_pareto_warning_in_the_figure_instead_of_raising_it():
         warnings.simplefilter("error")
         figure = plots_workflow.plot_loo(est)
     texts = [text.get_text() for text in figure.findobj(plt.Text)]
-    assert any(t.startswith("ArviZ: Estimated shape parameter of Pareto") for t in texts)
+    assert any(t.startswith("PSIS: Estimated shape parameter of Pareto") for t in texts)
     assert "0" in texts  # the outlying row is labelled with its index
 
 
@@ -281,7 +281,7 @@ def test_loo_without_influential_rows_shows_no_warning():
     figure = plots_workflow.plot_loo(est)
     title = figure.axes[0].get_title()
     assert title.endswith(f"0 of {len(y)} rows with k > 0.70")  # 2,000 draws: the full 0.7
-    assert not any(t.get_text().startswith("ArviZ:") for t in figure.findobj(plt.Text))
+    assert not any(t.get_text().startswith("PSIS:") for t in figure.findobj(plt.Text))
 
 
 # -- the report ----------------------------------------------------------------------------------

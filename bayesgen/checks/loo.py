@@ -19,7 +19,8 @@ rows D_{-i}. Two ways to get it:
   are not integrated out;
 * **PSIS**, for the others (GDA with the LKJ prior), or asked for: the posterior given
   D_{-i} and x_i is p(θ | D) / p(y_i | x_i, θ) up to a constant, so with importance weights
-  w_s ∝ 1 / p(y_i | x_i, θ_s), Pareto-smoothed by ArviZ (``psislw``),
+  w_s ∝ 1 / p(y_i | x_i, θ_s), Pareto-smoothed as ArviZ's ``psislw`` does
+  (:func:`bayesgen.maths.psis.psis_log_weights`, all rows at once),
   p(y = k | x_i, D_{-i}) ≈ Σ_s w_s p(y = k | x_i, θ_s). Each row's Pareto k says how far the
   estimate can be trusted (above min(0.7, 1 − 1 / log₁₀ S) it cannot).
 
@@ -43,6 +44,7 @@ from sklearn.exceptions import NotFittedError
 
 from bayesgen.estimators.classifier import GenerativeClassifier
 from bayesgen.inference.observed import draw_chunks
+from bayesgen.maths.psis import psis_log_weights, psis_loo
 
 METHODS = ("auto", "exact", "plug-in", "psis")
 #: Rows whose log p(y_i | x_i, θ) spans at most this over the draws get equal PSIS weights.
@@ -237,6 +239,104 @@ def leave_one_out(est, *, method: str = "auto") -> LeaveOneOut:
     return LeaveOneOut(log_proba, y_codes, "psis", pareto_k)
 
 
+def joint_loo(est):
+    """PSIS leave-one-out of the training rows' joint log-likelihood log p(x_i, y_i | θ).
+
+    The numbers of ``arviz.loo(est.idata_, var_name="y", pointwise=True)`` (equal to 1e-10,
+    tested), computed for all rows at once (:func:`bayesgen.maths.psis.psis_loo`) where
+    ArviZ loops over the rows in Python, twice. Unlike ``arviz.loo`` it raises no warning
+    about large Pareto k: the result's ``warning`` says whether some row's k is above
+    ``good_k``.
+
+    This scores the whole row, features and label, so it compares models of the same
+    features only; the label's own leave-one-out score is :func:`leave_one_out`.
+
+    Parameters
+    ----------
+    est : fitted bayesgen estimator
+        With its pointwise log-likelihood (``est.idata_["log_likelihood"]["y"]``).
+
+    Returns
+    -------
+    arviz_stats.ELPDDataLOO
+        ``elpd``, ``se``, ``p``, ``good_k`` = min(1 − 1 / log₁₀ S, 0.7), ``warning``, and
+        the pointwise ``elpd_i``, ``pareto_k`` and ``log_weights``, as ``arviz.loo`` gives
+        them; the relative efficiency r_eff for the tail length is ArviZ's (the mean
+        ``arviz.ess(method="mean")`` of the posterior variables over the draws).
+
+    Raises
+    ------
+    ValueError
+        For a fit without its pointwise log-likelihood.
+
+    Examples
+    --------
+    >>> from bayesgen import MultinomialNB
+    >>> from bayesgen.checks.loo import joint_loo
+    >>> X = [[2, 1, 0], [3, 0, 1], [0, 2, 3], [1, 0, 4]]
+    >>> y = ["ham", "ham", "spam", "spam"]
+    >>> est = MultinomialNB(inference="conjugate", draws=500, random_seed=0).fit(X, y)
+    >>> result = joint_loo(est)
+    >>> result.n_data_points, result.pareto_k.shape, round(result.good_k, 2)
+    (4, (4,), 0.7)
+    """
+    import arviz as az  # heavy: ArviZ
+
+    est.check_fitted()
+    if "log_likelihood" not in est.idata_.children or "y" not in est.idata_["log_likelihood"]:
+        raise ValueError(
+            "joint_loo: this fit holds no pointwise log-likelihood of its training rows "
+            "(est.idata_['log_likelihood']['y']); model files written before it was stored "
+            "lack it. Refit the model to draw it."
+        )
+    log_lik = est.idata_["log_likelihood"]["y"]
+    sample_dims = ["chain", "draw"]
+    row_dims = [dim for dim in log_lik.dims if dim not in sample_dims]
+    ordered = log_lik.transpose(*row_dims, *sample_dims)
+    n_samples = log_lik.sizes["chain"] * log_lik.sizes["draw"]
+    rows = ordered.values.reshape(-1, n_samples)
+    elpd_i, p_loo_i, pareto_k, log_weights = psis_loo(rows, _posterior_relative_ess(est))
+
+    def per_row(values: np.ndarray) -> xr.DataArray:
+        row_shape = ordered.shape[: len(row_dims)]
+        coords = {dim: ordered.coords[dim] for dim in row_dims if dim in ordered.coords}
+        return xr.DataArray(values.reshape(row_shape), dims=row_dims, coords=coords)
+
+    good_k = float(min(1 - 1 / np.log10(n_samples), 0.7)) if n_samples > 1 else 0.7
+    se = np.sqrt(elpd_i.size * np.var(elpd_i, ddof=1)) if elpd_i.size > 1 else 0.0
+    return az.ELPDDataLOO(
+        elpd=float(elpd_i.sum()),
+        se=float(se),
+        p=float(p_loo_i.sum()),
+        n_samples=n_samples,
+        n_data_points=elpd_i.size,
+        scale="log",
+        warning=bool(np.any(pareto_k > good_k)),
+        good_k=good_k,
+        elpd_i=per_row(elpd_i),
+        pareto_k=per_row(pareto_k),
+        approx_posterior=False,
+        log_weights=xr.DataArray(
+            log_weights.reshape(ordered.shape), dims=ordered.dims, coords=ordered.coords
+        ),
+    )
+
+
+def _posterior_relative_ess(est) -> float:
+    """ArviZ's r_eff for ``loo``: the mean ``ess(method="mean")`` of every posterior value
+    over the number of draws (1 for one chain)."""
+    import arviz as az  # heavy: ArviZ
+
+    posterior = est.idata_["posterior"].to_dataset()
+    n_samples = posterior.sizes["chain"] * posterior.sizes["draw"]
+    if posterior.sizes["chain"] == 1:
+        return 1.0
+    with warnings.catch_warnings(), np.errstate(invalid="ignore", divide="ignore"):
+        warnings.simplefilter("ignore", RuntimeWarning)
+        ess = az.ess(posterior, method="mean")
+    return float(np.hstack([ess[name].values.ravel() for name in ess.data_vars]).mean() / n_samples)
+
+
 def compare_models(models: Mapping[str, object], *, method: str = "auto") -> pd.DataFrame:
     """Rank models by the leave-one-out log score of the training labels.
 
@@ -359,8 +459,6 @@ def _psis_log_proba(est, X, y_codes: np.ndarray) -> tuple[np.ndarray, np.ndarray
     posterior is held: the first gets log p(y_i | x_i, θ_s) for the weights, the second sums
     the weighted class probabilities in log space.
     """
-    import arviz_stats  # noqa: F401  # heavy: ArviZ; registers the .azstats accessor
-
     model_family = est.model_
     posterior = est.idata_["posterior"].to_dataset()
     n_chains, n_draws = posterior.sizes["chain"], posterior.sizes["draw"]
@@ -383,10 +481,10 @@ def _psis_log_proba(est, X, y_codes: np.ndarray) -> tuple[np.ndarray, np.ndarray
     pareto_k = np.zeros(n_rows)
     if varies.any():
         log_lik = xr.DataArray(own[:, :, varies], dims=("chain", "draw", "obs"))
-        smoothed, k = log_lik.azstats.psislw(r_eff=_relative_ess(log_lik), dim=["chain", "draw"])
-        smoothed = smoothed.transpose("chain", "draw", "obs").values
-        log_weights[:, :, varies] = smoothed - logsumexp(smoothed, axis=(0, 1), keepdims=True)
-        pareto_k[varies] = k.values
+        rows = log_lik.transpose("obs", "chain", "draw").values.reshape(-1, n_chains * n_draws)
+        smoothed, k = psis_log_weights(-rows, _relative_ess(log_lik))
+        log_weights[:, :, varies] = np.moveaxis(smoothed.reshape(-1, n_chains, n_draws), 0, -1)
+        pareto_k[varies] = k
     total = np.full((n_rows, n_classes), -np.inf)
     for chain, block, draws in draw_chunks(posterior, n_rows * n_classes):
         weighted = log_weights[chain, block][:, :, None] + log_conditional(draws)

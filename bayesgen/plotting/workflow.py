@@ -10,7 +10,6 @@ as skipped. Each returns a matplotlib ``Figure`` and leaves ``est.idata_`` as it
 from __future__ import annotations
 
 import textwrap
-import warnings
 from typing import TYPE_CHECKING
 
 import arviz as az
@@ -20,6 +19,7 @@ import xarray as xr
 from matplotlib.patches import Patch
 from matplotlib.ticker import MaxNLocator
 
+from bayesgen.checks.loo import joint_loo
 from bayesgen.inference import simulation
 from bayesgen.plotting.selection import mpl_text
 
@@ -34,8 +34,12 @@ _ROW_VARIABLES = frozenset({"y", "X", "X_data", "X_indices", "X_indptr", "sample
 #: (:mod:`bayesgen.inference.observed`); model files of the earlier layout keep them in
 #: observed_data.
 _FROM_TRAINING_ROWS = "training rows"
-#: Start of the UserWarning that ``arviz.loo`` raises for Pareto k above its threshold.
-_PARETO_WARNING = "Estimated shape parameter of Pareto distribution"
+#: The note under the figure where some row's Pareto k is above the threshold: the first
+#: sentence of the warning ``arviz.loo`` raises then.
+_PARETO_WARNING = (
+    "PSIS: Estimated shape parameter of Pareto distribution is greater than {good_k:.2f} for "
+    "one or more samples."
+)
 _OBSERVED_STYLE = {"color": "black", "linewidth": 2}
 _SIMULATED_COLOR = "tab:blue"
 
@@ -392,8 +396,9 @@ def plot_loo(est, *, max_labels: int = 10) -> Figure:
     they are influential rows the posterior changes a lot without. The ``max_labels`` rows
     with the largest k above it are labelled with their index (a label per row would be an
     unreadable smear with hundreds of them). The title gives elpd_loo ± its standard error
-    and p_loo (the effective number of parameters). ArviZ's warning about such rows is
-    shown in the figure, not raised.
+    and p_loo (the effective number of parameters). Where some row is above the threshold,
+    the figure says so under the axes (ArviZ's warning, not raised). The numbers are
+    ``arviz.loo``'s, computed for all rows at once (:func:`bayesgen.checks.loo.joint_loo`).
 
     This scores the whole row, features and label, so it compares models of the same
     features only; the leave-one-out score of the labels alone, log p(y_i | x_i, data
@@ -444,7 +449,7 @@ def plot_loo(est, *, max_labels: int = 10) -> Figure:
             "of its training rows); model files written before it was stored lack it. Refit "
             "the model to draw it."
         )
-    elpd, caught = _loo(est)
+    elpd = joint_loo(est)
     good_k = float(elpd.good_k)
     pareto_k = np.ravel(elpd.pareto_k.values)
     n_bad = int(np.count_nonzero(pareto_k > good_k))
@@ -481,10 +486,10 @@ def plot_loo(est, *, max_labels: int = 10) -> Figure:
         fontsize="medium",
     )
     figure.set_layout_engine("constrained")
-    if caught:
-        # The warning's first sentence, below the axes: the constrained layout makes room
-        # for a figure-level x label, not for free text.
-        message = textwrap.fill("ArviZ: " + str(caught[0].message).split(". ")[0] + ".", 110)
+    if elpd.warning:
+        # Below the axes: the constrained layout makes room for a figure-level x label, not
+        # for free text.
+        message = textwrap.fill(_PARETO_WARNING.format(good_k=good_k), 110)
         figure.supxlabel(message, fontsize="small", color="tab:red")
     return figure
 
@@ -494,20 +499,3 @@ def _worst_rows(pareto_k: np.ndarray, good_k: float, max_labels: int) -> list[in
     above = np.flatnonzero(pareto_k > good_k)
     order = np.argsort(-pareto_k[above], kind="stable")[:max_labels]
     return [int(row) for row in above[order]]
-
-
-def _loo(est):
-    """``arviz.loo`` of the fit's rows and the Pareto-k warnings it raised (any other
-    warning is passed on)."""
-    with warnings.catch_warnings(record=True) as records:
-        warnings.simplefilter("always")
-        elpd = az.loo(est.idata_, var_name="y", pointwise=True)
-    caught = []
-    for record in records:
-        if issubclass(record.category, UserWarning) and str(record.message).startswith(
-            _PARETO_WARNING
-        ):
-            caught.append(record)
-        else:
-            warnings.warn_explicit(record.message, record.category, record.filename, record.lineno)
-    return elpd, caught
