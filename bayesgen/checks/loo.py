@@ -44,6 +44,7 @@ from sklearn.exceptions import NotFittedError
 
 from bayesgen.estimators.classifier import GenerativeClassifier
 from bayesgen.inference.observed import draw_chunks
+from bayesgen.maths.diagnostics import ess_mean
 from bayesgen.maths.psis import psis_log_weights, psis_loo
 
 METHODS = ("auto", "exact", "plug-in", "psis")
@@ -325,16 +326,15 @@ def joint_loo(est):
 def _posterior_relative_ess(est) -> float:
     """ArviZ's r_eff for ``loo``: the mean ``ess(method="mean")`` of every posterior value
     over the number of draws (1 for one chain)."""
-    import arviz as az  # heavy: ArviZ
-
     posterior = est.idata_["posterior"].to_dataset()
-    n_samples = posterior.sizes["chain"] * posterior.sizes["draw"]
-    if posterior.sizes["chain"] == 1:
+    n_chains, n_draws = posterior.sizes["chain"], posterior.sizes["draw"]
+    if n_chains == 1:
         return 1.0
-    with warnings.catch_warnings(), np.errstate(invalid="ignore", divide="ignore"):
-        warnings.simplefilter("ignore", RuntimeWarning)
-        ess = az.ess(posterior, method="mean")
-    return float(np.hstack([ess[name].values.ravel() for name in ess.data_vars]).mean() / n_samples)
+    ess = []
+    for variable in posterior.data_vars.values():
+        values = variable.transpose("chain", "draw", ...).values.reshape(n_chains, n_draws, -1)
+        ess.append(ess_mean(np.moveaxis(values, -1, 0)))
+    return float(np.concatenate(ess).mean() / (n_chains * n_draws))
 
 
 def compare_models(models: Mapping[str, object], *, method: str = "auto") -> pd.DataFrame:

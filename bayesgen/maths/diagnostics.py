@@ -57,6 +57,37 @@ def mc_diagnostics(draws: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarra
     return tuple(np.where(finite, value, np.nan) for value in (mcse, ess_bulk, r_hat))
 
 
+def ess_mean(draws: np.ndarray) -> np.ndarray:
+    """Effective sample size of the mean (split chains, no rank normalisation) of many
+    parameters at once: ``az.ess(method="mean")``.
+
+    Parameters
+    ----------
+    draws : ndarray of shape (n_parameters, n_chains, n_draws)
+
+    Returns
+    -------
+    ndarray of shape (n_parameters,)
+        NaN where ArviZ gives NaN: fewer than 4 draws, or a NaN among the draws.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayesgen.maths.diagnostics import ess_mean
+    >>> draws = np.random.default_rng(0).normal(size=(2, 2, 500))
+    >>> bool(((ess_mean(draws) > 800) & (ess_mean(draws) < 1200)).all())
+    True
+    """
+    draws = np.asarray(draws, dtype=np.float64)
+    n_params, _, n_draws = draws.shape
+    if n_draws < 4 or n_params == 0:
+        return np.full(n_params, np.nan)
+    valid = ~np.isnan(draws).any(axis=(1, 2))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ess = _ess(_split_chains(np.where(valid[:, None, None], draws, 0.0)))
+    return np.where(valid, ess, np.nan)
+
+
 def mcse_sd(draws: np.ndarray, *, kurtosis: np.ndarray | None = None) -> np.ndarray:
     """Monte Carlo standard error of the posterior SD of many parameters at once.
 
