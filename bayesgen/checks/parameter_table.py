@@ -11,6 +11,9 @@ marginals of sparse counts.
 
 from __future__ import annotations
 
+import os
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 import pandas as pd
 import xarray as xr
@@ -154,7 +157,8 @@ def summarise(
     n_chains, n_draws = values.shape[:2]
     out = {name: np.full(keep.size, np.nan) for name in SUMMARY_COLUMNS}
     step = max(1, _CHUNK_ELEMENTS // (n_chains * n_draws))
-    for start in range(0, keep.size, step):
+
+    def summarise_chunk(start: int) -> None:
         part = slice(start, start + step)
         # (parameter, chain, draw), float64 whatever the draws are stored in
         chunk = np.moveaxis(values[:, :, keep[part]], -1, 0).astype(np.float64)
@@ -165,7 +169,26 @@ def summarise(
         out["mcse"][part], out["ess_bulk"][part], out["r_hat"][part] = mcse, ess_bulk, r_hat
         out["ess_within"][part] = ess_within(chunk)
         out["mcse_sd"][part] = mcse_sd(chunk, kurtosis=None if kurtosis is None else kurtosis[part])
+
+    starts = range(0, keep.size, step)
+    threads = min(len(starts), _available_cores())
+    if threads <= 1:
+        for start in starts:
+            summarise_chunk(start)
+    else:
+        # The sorts, FFTs and array arithmetic release the GIL, and every chunk writes its
+        # own slice of ``out``: threads share the work without a lock.
+        with ThreadPoolExecutor(threads) as pool:
+            list(pool.map(summarise_chunk, starts))
     return out
+
+
+def _available_cores() -> int:
+    """The cores this process may run on (its affinity, not the machine's count)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # macOS and Windows have no affinity call
+        return os.cpu_count() or 1
 
 
 def exact_summary(moments: np.ndarray, keep: np.ndarray) -> dict[str, np.ndarray]:
