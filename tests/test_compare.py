@@ -23,6 +23,7 @@ from bayesgen import (
     GaussianDiscriminantAnalysis,
     MultinomialNB,
 )
+from bayesgen.checks import parameter_table
 from bayesgen.checks.comparison import TABLE_COLUMNS, compare
 from bayesgen.checks.predictions import compare_predictions, predictive_probabilities
 from bayesgen.checks.sweep import lambda_sweep, plot_lambda_sweep
@@ -576,6 +577,24 @@ def test_mc_diagnostics_equal_arviz():
     expected_mean_ess = az.ess(data, method="mean")["x"].values
     np.testing.assert_allclose(ess_mean(draws), expected_mean_ess, rtol=1e-9)
     assert not np.allclose(expected_mean_ess, az.ess(data, method="bulk")["x"].values, rtol=1e-3)
+
+
+@pytest.mark.parametrize("cores", [2, 3])
+def test_summaries_in_threads_equal_those_in_one(monkeypatch, cores):
+    """summarise runs its chunks in one thread per core; the table must not depend on it."""
+    rng = np.random.default_rng(6)
+    values = rng.gamma(0.5, size=(2, 400, 1400))  # 700 kept: more chunks than threads
+    keep = np.arange(0, 1400, 2)
+    monkeypatch.setattr(parameter_table, "_available_cores", lambda: 1)
+    alone = parameter_table.summarise(values, keep)
+    monkeypatch.setattr(parameter_table, "_available_cores", lambda: cores)
+    threaded = parameter_table.summarise(values, keep)
+    step = parameter_table._CHUNK_ELEMENTS // (2 * 400)
+    assert keep.size > cores * step  # every thread gets chunks
+    for name in parameter_table.SUMMARY_COLUMNS:
+        np.testing.assert_array_equal(threaded[name], alone[name], err_msg=name)
+    ess_bulk = mc_diagnostics(np.moveaxis(values[:, :, keep], -1, 0))[1]  # all at once
+    np.testing.assert_allclose(threaded["ess_bulk"], ess_bulk, rtol=1e-12)
 
 
 # --------------------------------------------------------------------------------------------
