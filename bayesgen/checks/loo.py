@@ -244,10 +244,10 @@ def joint_loo(est):
     """PSIS leave-one-out of the training rows' joint log-likelihood log p(x_i, y_i | θ).
 
     The numbers of ``arviz.loo(est.idata_, var_name="y", pointwise=True)`` (equal to 1e-10
-    for a float64 log-likelihood, tested; a float32 one is computed in float64), computed for all rows at once (:func:`bayesgen.maths.psis.psis_loo`) where
-    ArviZ loops over the rows in Python, twice. Unlike ``arviz.loo`` it raises no warning
-    about large Pareto k: the result's ``warning`` says whether some row's k is above
-    ``good_k``.
+    for a float64 log-likelihood, tested; a float32 one is computed in float64), computed for
+    all rows at once (:func:`bayesgen.maths.psis.psis_loo`) where ArviZ loops over the rows
+    in Python, twice. Unlike ``arviz.loo`` it raises no warning about large Pareto k: the
+    result's ``warning`` says whether some row's k is above ``good_k``.
 
     This scores the whole row, features and label, so it compares models of the same
     features only; the label's own leave-one-out score is :func:`leave_one_out`.

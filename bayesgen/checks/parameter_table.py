@@ -19,7 +19,7 @@ import pandas as pd
 import xarray as xr
 
 from bayesgen.families.expected import Expected
-from bayesgen.maths.diagnostics import ess_within, mc_diagnostics, mcse_sd
+from bayesgen.maths.diagnostics import chain_diagnostics, mcse_sd
 
 #: The columns of a comparison's table, in order.
 TABLE_COLUMNS = [
@@ -165,9 +165,9 @@ def summarise(
         out["posterior_mean"][part] = chunk.mean(axis=(1, 2))
         if n_chains * n_draws >= 2:
             out["posterior_sd"][part] = chunk.std(axis=(1, 2), ddof=1)
-        mcse, ess_bulk, r_hat = mc_diagnostics(chunk)
-        out["mcse"][part], out["ess_bulk"][part], out["r_hat"][part] = mcse, ess_bulk, r_hat
-        out["ess_within"][part] = ess_within(chunk)
+        diagnostics = chain_diagnostics(chunk)
+        for name in ("mcse", "ess_bulk", "r_hat", "ess_within"):
+            out[name][part] = getattr(diagnostics, name)
         out["mcse_sd"][part] = mcse_sd(chunk, kurtosis=None if kurtosis is None else kurtosis[part])
 
     starts = range(0, keep.size, step)

@@ -8,6 +8,8 @@ parameters. The tests check that the numbers equal ``az.mcse`` / ``az.ess`` / ``
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
 
@@ -36,25 +38,80 @@ def mc_diagnostics(draws: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarra
     >>> mcse.round(2).tolist()  # about 1 / sqrt(1000)
     [0.03, 0.03, 0.03]
     """
+    return tuple(_chain_diagnostics(draws, within=False))[:3]
+
+
+class ChainDiagnostics(NamedTuple):
+    """:func:`chain_diagnostics`: one value per parameter in each field."""
+
+    mcse: np.ndarray
+    ess_bulk: np.ndarray
+    r_hat: np.ndarray
+    ess_within: np.ndarray
+
+
+def chain_diagnostics(draws: np.ndarray) -> ChainDiagnostics:
+    """:func:`mc_diagnostics` and :func:`ess_within` together, each rank normalisation and
+    autocovariance they share computed once (about a third less work than the two calls).
+
+    Parameters
+    ----------
+    draws : ndarray of shape (n_parameters, n_chains, n_draws)
+
+    Returns
+    -------
+    ChainDiagnostics
+        ``mcse``, ``ess_bulk``, ``r_hat`` and ``ess_within``, equal to what the two
+        functions return.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayesgen.maths.diagnostics import chain_diagnostics, ess_within, mc_diagnostics
+    >>> draws = np.random.default_rng(0).normal(size=(3, 2, 500))
+    >>> both = chain_diagnostics(draws)
+    >>> bool(np.array_equal(both.ess_within, ess_within(draws)))
+    True
+    >>> bool(np.array_equal(both.r_hat, mc_diagnostics(draws)[2]))
+    True
+    """
+    return _chain_diagnostics(draws, within=True)
+
+
+def _chain_diagnostics(draws: np.ndarray, *, within: bool) -> ChainDiagnostics:
+    """MCSE, bulk ESS, R-hat and, where ``within``, the within-chain ESS (else NaN)."""
     draws = np.asarray(draws, dtype=np.float64)
     n_params, n_chains, n_draws = draws.shape
     nan = np.full(n_params, np.nan)
     if n_draws < 4 or n_params == 0:
-        return nan, nan.copy(), nan.copy()
+        return ChainDiagnostics(nan, nan.copy(), nan.copy(), nan.copy())
     finite = np.isfinite(draws).all(axis=(1, 2))
     draws = np.where(finite[:, None, None], draws, 0.0)
     split = _split_chains(draws)
     with np.errstate(divide="ignore", invalid="ignore"):
         sd = draws.reshape(n_params, -1).std(axis=1, ddof=1)
         mcse = sd / np.sqrt(_ess(split))
-        ranked = _z_scale(split)  # bulk ESS and R-hat share it
-        ess_bulk = _ess(ranked)
-        if n_chains >= 2:
+        ranked = _z_scale(split)  # bulk ESS, R-hat and the within-chain ESS share it
+        ranked_autocov = _autocov(ranked)
+        ess_bulk = _ess(ranked, autocov=ranked_autocov)
+        folded = None
+        if n_chains >= 2 or within:
             median = np.median(split.reshape(n_params, -1), axis=1)[:, None, None]
-            r_hat = np.maximum(_rhat(ranked), _rhat(_z_scale(np.abs(split - median))))
+            folded = _z_scale(np.abs(split - median))
+        r_hat = np.maximum(_rhat(ranked), _rhat(folded)) if n_chains >= 2 else nan.copy()
+        if within:
+            # R-hat is the larger of the bulk and the folded one (|x − median|), whose chance
+            # spread follows the folded draws' ESS: NUTS's draws are often antithetic in x
+            # (ESS above the number of draws) but not in |x − median|.
+            ess_in = np.fmin(
+                _ess(ranked, between=False, autocov=ranked_autocov),
+                _ess(folded, between=False),
+            )
         else:
-            r_hat = nan.copy()
-    return tuple(np.where(finite, value, np.nan) for value in (mcse, ess_bulk, r_hat))
+            ess_in = nan.copy()
+    return ChainDiagnostics(
+        *(np.where(finite, value, np.nan) for value in (mcse, ess_bulk, r_hat, ess_in))
+    )
 
 
 def ess_mean(draws: np.ndarray) -> np.ndarray:
@@ -204,31 +261,20 @@ def ess_within(draws: np.ndarray) -> np.ndarray:
     >>> bool(mc_diagnostics(draws)[1][0] < 200), bool(ess_within(draws)[0] > 1500)
     (True, True)
     """
-    draws = np.asarray(draws, dtype=np.float64)
-    n_params, _, n_draws = draws.shape
-    if n_draws < 4 or n_params == 0:
-        return np.full(n_params, np.nan)
-    finite = np.isfinite(draws).all(axis=(1, 2))
-    draws = np.where(finite[:, None, None], draws, 0.0)
-    split = _split_chains(draws)
-    median = np.median(split.reshape(n_params, -1), axis=1)[:, None, None]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        bulk = _ess(_z_scale(split), between=False)
-        # R-hat is the larger of the bulk and the folded one (|x − median|), whose chance
-        # spread follows the folded draws' ESS: NUTS's draws are often antithetic in x (ESS
-        # above the number of draws) but not in |x − median|.
-        folded = _ess(_z_scale(np.abs(split - median)), between=False)
-    return np.where(finite, np.fmin(bulk, folded), np.nan)
+    return _chain_diagnostics(draws, within=True).ess_within
 
 
-def _ess(draws: np.ndarray, *, between: bool = True) -> np.ndarray:
+def _ess(
+    draws: np.ndarray, *, between: bool = True, autocov: np.ndarray | None = None
+) -> np.ndarray:
     """Effective sample size of (parameter, chain, draw) draws, with Geyer's initial positive
     and monotone sequences, as ArviZ's ``_ess``; without the between-chain variance in the
-    denominator where ``between`` is False (see :func:`ess_within`)."""
+    denominator where ``between`` is False (see :func:`ess_within`). ``autocov`` is
+    ``_autocov(draws)`` where the caller has it."""
     n_params, n_chains, n_draws = draws.shape
     size = n_chains * n_draws
     constant = np.ptp(draws, axis=(1, 2)) < np.finfo(np.float64).resolution
-    acov = _autocov(draws)
+    acov = _autocov(draws) if autocov is None else autocov
     mean_var = acov[:, :, 0].mean(axis=1) * n_draws / (n_draws - 1.0)
     var_plus = mean_var * (n_draws - 1.0) / n_draws
     if n_chains > 1 and between:
