@@ -27,7 +27,7 @@ from bayesgen.checks import parameter_table
 from bayesgen.checks.comparison import TABLE_COLUMNS, compare
 from bayesgen.checks.predictions import compare_predictions, predictive_probabilities
 from bayesgen.checks.sweep import lambda_sweep, plot_lambda_sweep
-from bayesgen.maths.diagnostics import ess_mean, mc_diagnostics
+from bayesgen.maths.diagnostics import chain_diagnostics, ess_mean, ess_within, mc_diagnostics
 
 MAP_TOL = {"rtol": 1e-3, "atol": 1e-4}  # compare()'s documented MAP tolerance
 WORDS = ["free", "money", "meeting", "lunch"]
@@ -574,6 +574,10 @@ def test_mc_diagnostics_equal_arviz():
     np.testing.assert_allclose(mcse, az.mcse(data, method="mean")["x"].values, rtol=1e-9)
     np.testing.assert_allclose(ess_bulk, az.ess(data, method="bulk")["x"].values, rtol=1e-9)
     np.testing.assert_allclose(r_hat, az.rhat(data)["x"].values, rtol=1e-9)
+    both = chain_diagnostics(draws)  # the same numbers, in one pass
+    for name, expected in zip(("mcse", "ess_bulk", "r_hat"), (mcse, ess_bulk, r_hat), strict=True):
+        np.testing.assert_array_equal(getattr(both, name), expected)
+    np.testing.assert_array_equal(both.ess_within, ess_within(draws))
     expected_mean_ess = az.ess(data, method="mean")["x"].values
     np.testing.assert_allclose(ess_mean(draws), expected_mean_ess, rtol=1e-9)
     assert not np.allclose(expected_mean_ess, az.ess(data, method="bulk")["x"].values, rtol=1e-3)
