@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.special import logsumexp
 
 
 def multinomial_log_likelihood(X, log_class_prob, log_feature_prob) -> np.ndarray:
@@ -124,17 +123,25 @@ def normalize_log_proba(joint: np.ndarray, order: np.ndarray | None = None) -> n
     if order is not None:
         lowest = order.min(axis=-1, keepdims=True)
         joint = np.where(np.isclose(order, lowest, rtol=0, atol=1e-9), joint, -np.inf)
-    _check_finite_joint(joint)
-    return np.exp(joint - logsumexp(joint, axis=-1, keepdims=True))
+    best = joint.max(axis=-1, keepdims=True)  # NaN propagates
+    _check_finite_best(best[..., 0])
+    # exp(joint − logsumexp(joint)), with logsumexp computed as SciPy's does for real input
+    # (the m tied largest terms apart: log1p(Σ_rest exp(joint − best) / m) + log m + best),
+    # so that every probability is the same to the bit, without SciPy's array-API dispatch,
+    # which costs more than the arithmetic on (draw, row, class) arrays of a few classes.
+    is_best = joint == best
+    ties = is_best.sum(axis=-1, keepdims=True, dtype=joint.dtype)
+    rest = np.exp(np.where(is_best, -np.inf, joint) - best).sum(axis=-1, keepdims=True)
+    rest = np.where(rest == 0, rest, rest / ties)
+    return np.exp(joint - (np.log1p(rest) + np.log(ties) + best))
 
 
-def _check_finite_joint(joint: np.ndarray) -> None:
+def _check_finite_best(best: np.ndarray) -> None:
     """Refuse rows whose best class has no finite log-likelihood (NaN, +inf or all -inf).
 
     Valid inputs always leave one finite class; huge values of X (say 1e308 counts times a log
     probability) overflow instead, and the softmax would turn them into NaN probabilities.
     """
-    best = joint.max(axis=-1)  # NaN propagates
     bad = ~np.isfinite(best)
     if np.any(bad):
         row = int(np.argwhere(bad)[0][-1])
