@@ -480,8 +480,8 @@ def _psis_log_proba(est, X, y_codes: np.ndarray) -> tuple[np.ndarray, np.ndarray
     log_weights = np.full(own.shape, -np.log(n_chains * n_draws))
     pareto_k = np.zeros(n_rows)
     if varies.any():
-        log_lik = xr.DataArray(own[:, :, varies], dims=("chain", "draw", "obs"))
-        rows = log_lik.transpose("obs", "chain", "draw").values.reshape(-1, n_chains * n_draws)
+        log_lik = np.moveaxis(own[:, :, varies], -1, 0)  # (row, chain, draw)
+        rows = log_lik.reshape(-1, n_chains * n_draws)
         smoothed, k = psis_log_weights(-rows, _relative_ess(log_lik))
         log_weights[:, :, varies] = np.moveaxis(smoothed.reshape(-1, n_chains, n_draws), 0, -1)
         pareto_k[varies] = k
@@ -500,18 +500,13 @@ def _largest_estimated(pareto_k: np.ndarray) -> float:
     return float(estimated.max()) if estimated.size else float("nan")
 
 
-def _relative_ess(log_lik: xr.DataArray) -> float:
+def _relative_ess(log_lik: np.ndarray) -> float:
     """The relative efficiency of the draws for PSIS's tail length: the mean over rows of the
     effective sample size of p(y_i | x_i, θ) over the number of draws (1 for a row whose
-    probability does not vary, as for independent draws)."""
-    import arviz as az  # heavy: ArviZ
-
-    n_samples = log_lik.sizes["chain"] * log_lik.sizes["draw"]
-    with warnings.catch_warnings(), np.errstate(invalid="ignore", divide="ignore"):
-        warnings.simplefilter("ignore", RuntimeWarning)
-        ess = az.ess(np.exp(log_lik), method="mean").values / n_samples
-    ess = np.where(np.isfinite(ess), ess, 1.0)
-    return float(np.mean(ess))
+    probability does not vary, as for independent draws); ``log_lik`` is (row, chain, draw)."""
+    n_samples = log_lik.shape[1] * log_lik.shape[2]
+    ess = ess_mean(np.exp(log_lik)) / n_samples
+    return float(np.mean(np.where(np.isfinite(ess), ess, 1.0)))
 
 
 def _warn_pareto_k(pareto_k: np.ndarray, n_samples: int) -> None:
