@@ -137,10 +137,13 @@ def fits():
     outlier = bayesgen.MultinomialNB(
         inference="conjugate", compute_map=False, draws=500, chains=2, random_seed=0
     ).fit(X, y)
-    return {"conjugate": conjugate, "outlier": outlier}
+    one_chain = bayesgen.MultinomialNB(
+        inference="conjugate", compute_map=False, draws=800, chains=1, random_seed=1
+    ).fit(X, y)  # r_eff is 1 with one chain
+    return {"conjugate": conjugate, "outlier": outlier, "one_chain": one_chain}
 
 
-@pytest.mark.parametrize("name", ["conjugate", "outlier"])
+@pytest.mark.parametrize("name", ["conjugate", "outlier", "one_chain"])
 def test_joint_loo_equals_arviz_loo(fits, name):
     est = fits[name]
     with warnings.catch_warnings():
