@@ -700,3 +700,37 @@ def test_discriminant_plane_puts_points_where_the_classifier_sees_them():
     scores_full = X @ est.coef_.T + est.intercept_
     scores_plane = on_plane @ est.coef_.T + est.intercept_
     np.testing.assert_array_equal(scores_plane.argmax(axis=1), scores_full.argmax(axis=1))
+
+
+# -- summary.csv: arviz.summary's table, its diagnostics vectorised -----------------------------
+
+
+@pytest.mark.parametrize("chains", [1, 4])
+def test_summary_table_equals_arviz_summary(chains):
+    import arviz as az
+    import xarray as xr
+
+    from bayesgen.plotting.report import summary_table
+
+    rng = np.random.default_rng(7)
+    draws = rng.normal(size=(chains, 400, 2, 3))
+    draws[..., 1, :] = np.round(draws[..., 1, :])  # ties
+    draws[:, 1:, 0, 0] += 0.9 * draws[:, :-1, 0, 0]  # autocorrelated
+    posterior = xr.Dataset(
+        {
+            "feature_prob": (("chain", "draw", "class", "feature"), draws),
+            "class_prob": (("chain", "draw", "class"), rng.dirichlet([3, 5], size=(chains, 400))),
+            "padding": (("chain", "draw", "category"), np.ones((chains, 400, 2))),  # constant
+        },
+        coords={"class": ["ham", "spam"], "feature": ["a", "b", "c"]},
+    )
+    ours = summary_table(posterior)
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        expected = pd.DataFrame(
+            az.summary(xr.DataTree.from_dict({"posterior": posterior}), ci_prob=0.94)
+        )
+    assert list(ours.index) == list(expected.index)
+    assert list(ours.columns) == list(expected.columns)
+    np.testing.assert_allclose(ours.to_numpy(), expected.to_numpy(), rtol=1e-10, equal_nan=True)
+    assert ours["r_hat"].isna().sum() == (2 if chains > 1 else ours.shape[0])  # constant cells

@@ -145,6 +145,51 @@ def ess_mean(draws: np.ndarray) -> np.ndarray:
     return np.where(valid, ess, np.nan)
 
 
+def ess_tail(draws: np.ndarray, prob: float) -> np.ndarray:
+    """Tail effective sample size of many parameters at once: ``az.ess(method="tail",
+    prob=prob)``.
+
+    The smaller of the split-chain ESS of the indicators x ≤ q_p and x ≤ q_(1−p), with
+    p = min(prob, 1 − prob) and the quantiles of all draws (NumPy's linear interpolation,
+    as ArviZ).
+
+    Parameters
+    ----------
+    draws : ndarray of shape (n_parameters, n_chains, n_draws)
+    prob : float
+        ArviZ 1.x's default is ``rcParams["stats.ci_prob"]``, 0.89: the quantiles 0.11 and
+        0.89.
+
+    Returns
+    -------
+    ndarray of shape (n_parameters,)
+        NaN where ArviZ gives NaN: fewer than 4 draws, or a NaN among the draws.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayesgen.maths.diagnostics import ess_tail
+    >>> draws = np.random.default_rng(0).normal(size=(2, 2, 500))
+    >>> ess = ess_tail(draws, 0.89)
+    >>> bool(((ess > 600) & (ess < 1400)).all())
+    True
+    """
+    draws = np.asarray(draws, dtype=np.float64)
+    n_params, _, n_draws = draws.shape
+    if n_draws < 4 or n_params == 0:
+        return np.full(n_params, np.nan)
+    valid = ~np.isnan(draws).any(axis=(1, 2))
+    draws = np.where(valid[:, None, None], draws, 0.0)
+    low, high = sorted((prob, 1 - prob))
+    quantiles = np.quantile(draws.reshape(n_params, -1), [low, high], axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ess = [
+            _ess(_split_chains((draws <= quantile[:, None, None]).astype(np.float64)))
+            for quantile in quantiles
+        ]
+    return np.where(valid, np.minimum(*ess), np.nan)
+
+
 def mcse_sd(draws: np.ndarray, *, kurtosis: np.ndarray | None = None) -> np.ndarray:
     """Monte Carlo standard error of the posterior SD of many parameters at once.
 

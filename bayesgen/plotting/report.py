@@ -26,6 +26,7 @@ import xarray as xr
 from bayesgen.checks import comparison as checks
 from bayesgen.checks.loo import leave_one_out
 from bayesgen.input import files as io
+from bayesgen.maths.diagnostics import chain_diagnostics, ess_tail, mcse_sd
 from bayesgen.plotting import plots
 from bayesgen.plotting import workflow as plots_workflow
 from bayesgen.plotting.model_sections import ReportSection, fitted_blocks, model_sections
@@ -176,8 +177,8 @@ def _check_replaceable(out: Path) -> None:
 
 def write_summary(est, path, *, max_features: int = 100) -> pd.DataFrame:
     """``arviz.summary`` of every posterior variable, for the ``max_features`` features of
-    :func:`~bayesgen.plotting.plots.selected_features`, with 94 % equal-tailed intervals; written to
-    ``path`` as CSV.
+    :func:`~bayesgen.plotting.plots.selected_features`, with 94 % equal-tailed intervals
+    (:func:`summary_table`); written to ``path`` as CSV.
 
     Examples
     --------
@@ -196,11 +197,80 @@ def write_summary(est, path, *, max_features: int = 100) -> pd.DataFrame:
     """
     selection = plots.selected_features(est, max_features=max_features)
     posterior = subset(est.idata_["posterior"].to_dataset(), selection, for_matplotlib=False)
-    # Cells constant in every draw (a mixed model's categorical padding, which the selection
-    # above leaves in a block's own dims) have no R-hat: NaN, without NumPy's warning.
-    with np.errstate(invalid="ignore", divide="ignore"):
-        table = az.summary(xr.DataTree.from_dict({"posterior": posterior}), ci_prob=0.94)
+    table = summary_table(posterior)
     io.write_csv(table, path)  # atomic, and names that look like formulas escaped
+    return table
+
+
+def summary_table(posterior: xr.Dataset, *, ci_prob: float = 0.94) -> pd.DataFrame:
+    """``arviz.summary(posterior, ci_prob=ci_prob)``: the same rows, columns and numbers
+    (to 1e-10, tested), its diagnostics computed for all parameters at once.
+
+    ArviZ's mean, SD and equal-tailed interval are vectorised already; its ESS, R-hat and
+    MCSE loop over the parameters in Python. Here those come from
+    :func:`bayesgen.maths.diagnostics.chain_diagnostics`,
+    :func:`~bayesgen.maths.diagnostics.ess_tail` (at ArviZ's ``rcParams["stats.ci_prob"]``,
+    as ``arviz.summary``) and :func:`~bayesgen.maths.diagnostics.mcse_sd`.
+
+    Parameters
+    ----------
+    posterior : xarray.Dataset
+        Draws with dims ``chain`` and ``draw`` first.
+    ci_prob : float, default 0.94
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``mean``, ``sd``, ``eti{100 ci_prob}_lb``, ``..._ub``, ``ess_bulk``,
+        ``ess_tail``, ``r_hat``, ``mcse_mean``, ``mcse_sd``; one row per scalar parameter,
+        named as ``arviz.summary`` names them (``feature_prob[spam, free]``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import xarray as xr
+    >>> from bayesgen.plotting.report import summary_table
+    >>> draws = np.random.default_rng(0).normal(size=(2, 500, 3))
+    >>> posterior = xr.Dataset({"mu": (("chain", "draw", "feature"), draws)})
+    >>> table = summary_table(posterior)
+    >>> table.shape, list(table.columns[:4])
+    ((3, 9), ['mean', 'sd', 'eti94_lb', 'eti94_ub'])
+    """
+    # Cells constant in every draw (a mixed model's categorical padding, which the report's
+    # selection leaves in a block's own dims) have no R-hat: NaN, without NumPy's warning.
+    with np.errstate(invalid="ignore", divide="ignore"):
+        stats = az.summary(
+            xr.DataTree.from_dict({"posterior": posterior}), ci_prob=ci_prob, kind="stats"
+        )
+        # (parameter, chain, draw), the parameters in arviz.summary's row order: the
+        # variables in turn, each one's cells in C order.
+        draws = np.concatenate(
+            [
+                np.moveaxis(
+                    variable.transpose("chain", "draw", ...).values.reshape(
+                        variable.sizes["chain"], variable.sizes["draw"], -1
+                    ),
+                    -1,
+                    0,
+                ).astype(np.float64)
+                for variable in posterior.data_vars.values()
+            ]
+        )
+        diagnostics = chain_diagnostics(draws)
+        columns = {
+            "ess_bulk": diagnostics.ess_bulk,
+            "ess_tail": ess_tail(draws, az.rcParams["stats.ci_prob"]),
+            "r_hat": diagnostics.r_hat,
+            "mcse_mean": diagnostics.mcse,
+            "mcse_sd": mcse_sd(draws),
+        }
+    if len(stats) != draws.shape[0]:  # an ArviZ whose rows are not one per scalar cell
+        raise RuntimeError(
+            f"summary_table: arviz.summary gave {len(stats)} rows for {draws.shape[0]} parameters."
+        )
+    table = pd.DataFrame(stats, copy=True)
+    for name, values in columns.items():
+        table[name] = values
     return table
 
 
