@@ -135,13 +135,11 @@ def ess_mean(draws: np.ndarray) -> np.ndarray:
     >>> bool(((ess_mean(draws) > 800) & (ess_mean(draws) < 1200)).all())
     True
     """
-    draws = np.asarray(draws, dtype=np.float64)
-    n_params, _, n_draws = draws.shape
-    if n_draws < 4 or n_params == 0:
-        return np.full(n_params, np.nan)
-    valid = ~np.isnan(draws).any(axis=(1, 2))
+    draws, valid = _without_nan(draws)
+    if draws is None:
+        return valid
     with np.errstate(divide="ignore", invalid="ignore"):
-        ess = _ess(_split_chains(np.where(valid[:, None, None], draws, 0.0)))
+        ess = _ess(_split_chains(draws))
     return np.where(valid, ess, np.nan)
 
 
@@ -174,20 +172,29 @@ def ess_tail(draws: np.ndarray, prob: float) -> np.ndarray:
     >>> bool(((ess > 600) & (ess < 1400)).all())
     True
     """
-    draws = np.asarray(draws, dtype=np.float64)
-    n_params, _, n_draws = draws.shape
-    if n_draws < 4 or n_params == 0:
-        return np.full(n_params, np.nan)
-    valid = ~np.isnan(draws).any(axis=(1, 2))
-    draws = np.where(valid[:, None, None], draws, 0.0)
+    draws, valid = _without_nan(draws)
+    if draws is None:
+        return valid
     low, high = sorted((prob, 1 - prob))
-    quantiles = np.quantile(draws.reshape(n_params, -1), [low, high], axis=1)
+    quantiles = np.quantile(draws.reshape(draws.shape[0], -1), [low, high], axis=1)
     with np.errstate(divide="ignore", invalid="ignore"):
         ess = [
             _ess(_split_chains((draws <= quantile[:, None, None]).astype(np.float64)))
             for quantile in quantiles
         ]
     return np.where(valid, np.minimum(*ess), np.nan)
+
+
+def _without_nan(draws) -> tuple[np.ndarray | None, np.ndarray]:
+    """(parameter, chain, draw) draws in float64 with the parameters that hold a NaN set to
+    0, and which parameters hold none (ArviZ's ESS is NaN for those); (None, all NaN) where
+    ArviZ gives NaN for every parameter: fewer than 4 draws."""
+    draws = np.asarray(draws, dtype=np.float64)
+    n_params, _, n_draws = draws.shape
+    if n_draws < 4 or n_params == 0:
+        return None, np.full(n_params, np.nan)
+    valid = ~np.isnan(draws).any(axis=(1, 2))
+    return np.where(valid[:, None, None], draws, 0.0), valid
 
 
 def mcse_sd(draws: np.ndarray, *, kurtosis: np.ndarray | None = None) -> np.ndarray:
