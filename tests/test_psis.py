@@ -181,3 +181,24 @@ def test_joint_loo_needs_the_log_likelihood(fits):
             joint_loo(est)
     finally:
         est.idata_ = saved
+
+
+def test_log_sum_exp_is_scipys_to_the_bit():
+    """psis_loo and every predict_proba share it; SciPy's logsumexp is the yardstick."""
+    from scipy.special import logsumexp
+
+    from bayesgen.maths.likelihood import log_sum_exp
+
+    rng = np.random.default_rng(8)
+    values = rng.normal(size=(9, 40)) * 300
+    values[1] = -np.inf  # a row of -inf sums to -inf
+    values[2, 3] = np.nan
+    values[3, 4] = np.inf
+    values[4, :10] = -np.inf
+    values[5] = 1e308
+    values[6, :2] = np.inf
+    values[7] = np.round(values[7] / 300)  # tied largest terms
+    values[8, :] = 2.5  # all tied
+    with np.errstate(all="ignore"):
+        expected = logsumexp(values, axis=-1, keepdims=True)
+    assert log_sum_exp(values).tobytes() == expected.tobytes()

@@ -125,15 +125,37 @@ def normalize_log_proba(joint: np.ndarray, order: np.ndarray | None = None) -> n
         joint = np.where(np.isclose(order, lowest, rtol=0, atol=1e-9), joint, -np.inf)
     best = joint.max(axis=-1, keepdims=True)  # NaN propagates
     _check_finite_best(best[..., 0])
-    # exp(joint − logsumexp(joint)), with logsumexp computed as SciPy's does for real input
-    # (the m tied largest terms apart: log1p(Σ_rest exp(joint − best) / m) + log m + best),
-    # so that every probability is the same to the bit, without SciPy's array-API dispatch,
-    # which costs more than the arithmetic on (draw, row, class) arrays of a few classes.
-    is_best = joint == best
-    ties = is_best.sum(axis=-1, keepdims=True, dtype=joint.dtype)
-    rest = np.exp(np.where(is_best, -np.inf, joint) - best).sum(axis=-1, keepdims=True)
-    rest = np.where(rest == 0, rest, rest / ties)
-    return np.exp(joint - (np.log1p(rest) + np.log(ties) + best))
+    return np.exp(joint - log_sum_exp(joint, largest=best))
+
+
+def log_sum_exp(values: np.ndarray, *, largest: np.ndarray | None = None) -> np.ndarray:
+    """log Σ exp over the last axis, kept as an axis of length 1: SciPy's
+    ``logsumexp(values, axis=-1, keepdims=True)`` for real input, to the bit.
+
+    SciPy's arithmetic (the m tied largest terms apart: log1p(Σ_rest exp(x − max) / m) +
+    log m + max), without its array-API dispatch, which costs more than the arithmetic on
+    (draw, row, class) arrays of a few classes. ``largest`` is ``values.max(axis=-1,
+    keepdims=True)`` where the caller has it.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayesgen.maths.likelihood import log_sum_exp
+    >>> log_sum_exp(np.log([[1.0, 3.0], [2.0, 2.0]])).round(6).tolist()
+    [[1.386294], [1.386294]]
+    >>> log_sum_exp(np.full((1, 2), -np.inf)).tolist()
+    [[-inf]]
+    """
+    best = values.max(axis=-1, keepdims=True) if largest is None else largest
+    is_best = values == best
+    ties = is_best.sum(axis=-1, keepdims=True, dtype=values.dtype)
+    # A row of −inf sums to −inf, as in SciPy: shift it by 0, not by −inf.
+    shift = np.where(np.isfinite(best), best, 0.0)
+    # A row holding NaN has no tie (ties = 0): its sum is NaN, as in SciPy, without warnings.
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        rest = np.exp(np.where(is_best, -np.inf, values) - shift).sum(axis=-1, keepdims=True)
+        rest = np.where(rest == 0, rest, rest / ties)
+        return np.log1p(rest) + np.log(ties) + best
 
 
 def _check_finite_best(best: np.ndarray) -> None:

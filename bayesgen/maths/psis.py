@@ -15,6 +15,8 @@ from typing import NamedTuple
 
 import numpy as np
 
+from bayesgen.maths.likelihood import log_sum_exp
+
 #: The generalised Pareto fit's prior (Zhang and Stephens 2009, with the weakly informative
 #: prior on k centred at 0.5 of Vehtari et al. 2024), as ArviZ sets it.
 _PRIOR_B = 3
@@ -129,7 +131,7 @@ def psis_loo(log_lik: np.ndarray, r_eff: float):
             (n_draws - tails.index.shape[1]) * np.exp(body_term - top)
             + np.exp(tail_terms - top[:, None]).sum(axis=1)
         )
-    lppd_i = _logsumexp_rows(log_lik) - np.log(n_draws)
+    lppd_i = log_sum_exp(log_lik)[:, 0] - np.log(n_draws)
     return elpd_i, lppd_i - elpd_i, tails.k, log_weights
 
 
@@ -215,7 +217,7 @@ def _gpd_fit(excess: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
             rows = slice(start, start + block)
             k_grid[rows] = np.log1p(-b[rows, :, None] * excess[rows, None, :]).mean(axis=2)
         profile = n * (np.log(-b / k_grid) - k_grid - 1)
-        weights = np.exp(profile - _logsumexp_rows(profile)[:, None])
+        weights = np.exp(profile - log_sum_exp(profile))
         # ArviZ drops grid points of negligible (or NaN) weight before normalising; where it
         # drops them all, the posterior mean of b is an empty sum, 0.
         kept = weights >= 10 * np.finfo(float).eps
@@ -244,13 +246,3 @@ def _gpd_quantiles(p: np.ndarray, k: np.ndarray, sigma: np.ndarray, mu: np.ndarr
         mu + sigma * np.expm1(-safe_k * log1p_p) / safe_k,
     )
     return np.where(sigma <= 0, np.nan, quantiles)
-
-
-def _logsumexp_rows(values: np.ndarray) -> np.ndarray:
-    """log Σ exp over each row, as ``scipy.special.logsumexp(values, axis=1)`` gives it
-    (−inf for a row of −inf, NaN for a row with NaN, inf for one with inf), without
-    SciPy's array-API dispatch, which costs several times the arithmetic on these arrays."""
-    largest = values.max(axis=1)
-    shift = np.where(np.isfinite(largest), largest, 0.0)
-    with np.errstate(divide="ignore"):
-        return np.log(np.exp(values - shift[:, None]).sum(axis=1)) + shift
