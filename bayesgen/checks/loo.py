@@ -42,6 +42,7 @@ import xarray as xr
 from scipy.special import logsumexp
 from sklearn.exceptions import NotFittedError
 
+from bayesgen.checks.parameter_table import parameter_draws
 from bayesgen.estimators.classifier import GenerativeClassifier
 from bayesgen.inference.observed import draw_chunks
 from bayesgen.maths.diagnostics import ess_mean
@@ -330,10 +331,7 @@ def _posterior_relative_ess(est) -> float:
     n_chains, n_draws = posterior.sizes["chain"], posterior.sizes["draw"]
     if n_chains == 1:
         return 1.0
-    ess = []
-    for variable in posterior.data_vars.values():
-        values = variable.transpose("chain", "draw", ...).values.reshape(n_chains, n_draws, -1)
-        ess.append(ess_mean(np.moveaxis(values, -1, 0)))
+    ess = [ess_mean(parameter_draws(variable)) for variable in posterior.data_vars.values()]
     return float(np.concatenate(ess).mean() / (n_chains * n_draws))
 
 

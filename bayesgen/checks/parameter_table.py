@@ -129,6 +129,23 @@ def block_frame(
     return frame
 
 
+def parameter_draws(variable: xr.DataArray) -> np.ndarray:
+    """A posterior variable's draws as (parameter, chain, draw), its cells in C order (the
+    order of ``arviz.summary``'s rows); a view where NumPy can make one.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import xarray as xr
+    >>> from bayesgen.checks.parameter_table import parameter_draws
+    >>> draws = xr.DataArray(np.zeros((2, 10, 3, 4)), dims=("chain", "draw", "class", "feature"))
+    >>> parameter_draws(draws).shape
+    (12, 2, 10)
+    """
+    values = variable.transpose("chain", "draw", ...).values
+    return np.moveaxis(values.reshape(values.shape[0], values.shape[1], -1), -1, 0)
+
+
 def flat_kept(array, keep: np.ndarray) -> np.ndarray:
     """The entries of ``array`` at the flat indices ``keep``, in float64."""
     return np.asarray(array, dtype=np.float64).ravel()[keep]

@@ -25,6 +25,7 @@ import xarray as xr
 # (the tests do) is heard here too.
 from bayesgen.checks import comparison as checks
 from bayesgen.checks.loo import leave_one_out
+from bayesgen.checks.parameter_table import parameter_draws
 from bayesgen.input import files as io
 from bayesgen.maths.diagnostics import chain_diagnostics, ess_tail, mcse_sd
 from bayesgen.plotting import plots
@@ -245,17 +246,8 @@ def summary_table(posterior: xr.Dataset, *, ci_prob: float = 0.94) -> pd.DataFra
         # (parameter, chain, draw), the parameters in arviz.summary's row order: the
         # variables in turn, each one's cells in C order.
         draws = np.concatenate(
-            [
-                np.moveaxis(
-                    variable.transpose("chain", "draw", ...).values.reshape(
-                        variable.sizes["chain"], variable.sizes["draw"], -1
-                    ),
-                    -1,
-                    0,
-                ).astype(np.float64)
-                for variable in posterior.data_vars.values()
-            ]
-        )
+            [parameter_draws(variable) for variable in posterior.data_vars.values()]
+        ).astype(np.float64, copy=False)
         diagnostics = chain_diagnostics(draws)
         columns = {
             "ess_bulk": diagnostics.ess_bulk,
