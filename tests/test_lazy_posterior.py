@@ -255,6 +255,28 @@ def test_clone_pickle_and_save_keep_the_exact_posterior(tmp_path):
     np.testing.assert_array_equal(loaded.feature_log_prob_, est.feature_log_prob_)
 
 
+@pytest.mark.parametrize("sparse", [True, False])
+def test_a_loaded_fit_uses_its_training_rows_before_drawing(tmp_path, sparse):
+    # A loaded conjugate fit reads its rows from the file, not from draws it has not made:
+    # rows stored sparse (text) once lost the number of features on the way.
+    X, y = counts_data()
+    X = sp.csr_array(X) if sparse else X
+    est = MultinomialNB(**FAST, draws=100).fit(X, y)
+    est.save(tmp_path / "m.nc")
+    loaded = bayesgen.load(tmp_path / "m.nc")
+    assert loaded.__dict__["_idata"].made is None
+    rows, codes = loaded.training_rows()
+    assert sp.issparse(rows) == sparse and rows.shape == (40, 6)
+    np.testing.assert_array_equal(sp.csr_array(rows).toarray(), sp.csr_array(X).toarray())
+    np.testing.assert_array_equal(codes, y)
+    from bayesgen.checks.loo import leave_one_out
+
+    expected = leave_one_out(est)
+    got = leave_one_out(loaded)
+    assert loaded.__dict__["_idata"].made is None  # the exact leave-one-out draws nothing
+    np.testing.assert_allclose(got.log_proba, expected.log_proba, rtol=1e-12)
+
+
 def test_refit_with_nuts_settings_drops_the_exact_posterior():
     est = MultinomialNB(**FAST, draws=50).fit(*counts_data())
     est.set_posterior(est.closed_form_, est.idata_)

@@ -55,6 +55,8 @@ OBSERVED = "y"
 TRAINING_ROWS = "training rows"
 #: The variables that hold the rows X themselves (dense, or sparse in CSR form).
 ROW_VARIABLES = ("X", "X_data", "X_indices", "X_indptr")
+#: The model's coordinates that :func:`training_data` carries beside the rows.
+MODEL_COORDS = ("class", "feature", "category")
 _Y_MEANING = "index into the class coordinate"
 _LOG_LIKELIHOOD_MEANING = "log p(x_i, y_i | theta): the joint density of row i, features and label"
 
@@ -90,10 +92,8 @@ def training_data(model_family: Family, estimates: xr.Dataset, X, y_codes) -> xr
         variables["X"] = (("obs", "feature"), np.asarray(X))
     variables |= model_family.predictive_statistics(estimates, X, y_codes)
     # The estimates' pandas indexes, reused rather than rebuilt from their values.
-    coords = {"obs": np.arange(n_rows), "class": estimates.indexes["class"]}
-    coords["feature"] = estimates.indexes["feature"]
-    if "category" in estimates.coords:
-        coords["category"] = estimates.indexes["category"]
+    coords = {"obs": np.arange(n_rows)}
+    coords |= {name: estimates.indexes[name] for name in MODEL_COORDS if name in estimates.indexes}
     data = xr.Dataset(variables, coords=coords)
     data[OBSERVED].attrs["meaning"] = _Y_MEANING
     return data
@@ -169,7 +169,15 @@ def read_training_data(tree: xr.DataTree) -> xr.Dataset | None:
             rows[name].attrs = {k: v for k, v in rows[name].attrs.items() if k != "source"}
         parts.append(rows)
     data = xr.merge(parts, join="outer", combine_attrs="drop")
-    return data.drop_vars([name for name in data.coords if name not in data.dims])
+    data = data.drop_vars([name for name in data.coords if name not in data.dims])
+    # The model's coordinates, as training_data gives them: rows stored sparse use none of
+    # them, and training_rows reads the number of features from "feature".
+    if "constant_data" in tree.children:
+        model_coords = tree["constant_data"].to_dataset().indexes
+        data = data.assign_coords(
+            {name: model_coords[name] for name in MODEL_COORDS if name in model_coords}
+        )
+    return data
 
 
 def training_rows(idata: xr.DataTree) -> tuple[np.ndarray | sp.csr_array, np.ndarray]:
