@@ -81,13 +81,32 @@ def test_sample_nuts_hands_the_chain_method_to_the_jax_back_ends_only(
 
     from bayesgen.inference import sampling
 
-    monkeypatch.setattr(sampling, "_jax_chain_method", lambda chains: "vectorized")
+    monkeypatch.setattr(sampling, "_jax_chain_method", lambda chains, sampler: "vectorized")
     with pm.Model() as model:
         pm.Normal("x")
     with pytest.raises(SampleCalled):
         sampling.sample_nuts(model, var_names=["x"], nuts_sampler=nuts_sampler, prior_draws=0)
     assert sample_call["nuts_sampler"] == nuts_sampler
     assert {key: sample_call[key] for key in ("nuts",) if key in sample_call} == forwarded
+
+
+@pytest.mark.parametrize("nuts_sampler", ["numpyro", "blackjax"])
+def test_a_jax_back_end_without_jax_is_refused_by_name(nuts_sampler, monkeypatch):
+    # What a user without JAX sees (make test installs none): the argument, what it needs and
+    # how to get it, before anything compiles. None in sys.modules makes the import fail.
+    import sys
+
+    import pymc as pm
+
+    from bayesgen.inference import sampling
+
+    monkeypatch.setitem(sys.modules, "jax", None)
+    with pm.Model() as model:
+        pm.Normal("x")
+    with pytest.raises(
+        ImportError, match=rf"nuts_sampler='{nuts_sampler}' needs JAX .* pip install {nuts_sampler}"
+    ):
+        sampling.sample_nuts(model, var_names=["x"], nuts_sampler=nuts_sampler, prior_draws=0)
 
 
 @pytest.mark.slow  # a fresh process: JAX compiles the sampler anew (about 30 s)

@@ -63,6 +63,14 @@ SKIPPED_BLOCKS = {
         "installs optional NUTS back ends into the project's .venv: the suite must not change "
         "the environment it runs in"
     ),
+    # Both need the optional back ends the block above installs; tests/test_nuts_backends.py
+    # (slow suite) fits through numpyro where it is installed, and says it skips otherwise.
+    ("docs/large-models.md", "from bayesgen import MultinomialNB"): (
+        "fits with nuts_sampler='numpyro' and 'nutpie', which make test does not install"
+    ),
+    ("docs/large-models.md", 'est = MultinomialNB(inference="nuts", nuts_sampler="numpyro"'): (
+        "fits with nuts_sampler='numpyro', which make test does not install"
+    ),
     ("docs/large-models.md", "cd benchmarks"): (
         "NUTS benchmarks for a machine with a GPU and JAX, minutes each; measured and reported "
         "in docs/performance.md"

@@ -112,7 +112,7 @@ def sample_nuts(
     cores = min(chains, os.cpu_count() or 1) if cores is None else cores
     backend_options = {}
     if nuts_sampler in ("numpyro", "blackjax"):
-        backend_options["nuts"] = {"chain_method": _jax_chain_method(chains)}
+        backend_options["nuts"] = {"chain_method": _jax_chain_method(chains, nuts_sampler)}
     # One BLAS thread per chain. OpenBLAS threads the leapfrog's dot products once the model
     # has more than about 10,000 parameters; with the chains on every core those threads
     # fight for them (2 × 10,000 words, 30 + 30 steps of 2 chains on 2 cores: 1.3 s with
@@ -188,10 +188,17 @@ def chain_method_for(chains: int, devices: int) -> str:
     return "parallel" if devices >= chains else "vectorized"
 
 
-def _jax_chain_method(chains: int) -> str:
+def _jax_chain_method(chains: int, nuts_sampler: str) -> str:
+    try:
+        import jax
+    except ImportError as error:
+        raise ImportError(
+            f"nuts_sampler={nuts_sampler!r} needs JAX and {nuts_sampler}, which bayesgen does "
+            f"not install: pip install {nuts_sampler} (docs/large-models.md); got no module "
+            f"{error.name!r}."
+        ) from None
     # pymc.sampling.jax asks XLA for 100 CPU devices when imported, which it must be before
     # JAX counts its devices (the count is fixed once JAX's back end starts).
-    import jax
     import pymc.sampling.jax  # noqa: F401
 
     return chain_method_for(chains, jax.local_device_count())
