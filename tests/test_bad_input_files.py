@@ -734,8 +734,10 @@ def quick_report(monkeypatch):
     return report, plots
 
 
+# A plot fails in this thread; the summary and the comparison in the report's second thread.
+@pytest.mark.parametrize("part", ["plot_rank", "write_summary", "compare"])
 def test_failed_report_leaves_the_previous_one_byte_identical(small_fit, tmp_path, quick_report,
-                                                              monkeypatch):  # fmt: skip
+                                                              monkeypatch, part):  # fmt: skip
     report, plots = quick_report
     out = tmp_path / "report"
     report.report(small_fit[0], out)
@@ -743,10 +745,11 @@ def test_failed_report_leaves_the_previous_one_byte_identical(small_fit, tmp_pat
     assert {"index.html", "summary.csv", "comparison.csv", "trace.png", "rank.png"} <= set(before)
 
     def broken(*args, **kwargs):
-        raise RuntimeError("plot failed")
+        raise RuntimeError(f"{part} failed")
 
-    monkeypatch.setattr(plots, "plot_rank", broken)
-    with pytest.raises(RuntimeError, match="plot failed"):
+    owner = {"plot_rank": plots, "write_summary": report, "compare": report.checks}[part]
+    monkeypatch.setattr(owner, part, broken)
+    with pytest.raises(RuntimeError, match=f"{part} failed"):
         report.report(small_fit[0], out)
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["report"]  # no temporary left

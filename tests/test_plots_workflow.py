@@ -254,6 +254,37 @@ def test_loo_labels_only_the_ten_rows_with_the_largest_k():
     assert _labelled_rows(plots_workflow.plot_loo(est, max_labels=0)) == []
 
 
+def test_loo_draws_a_leave_one_out_computed_before_as_it_draws_its_own():
+    texts, y = load_toy_spam()
+    X, _ = vectorize_text(texts)
+    est = _fit("multinomial_nb", X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # ArviZ's warning about large k
+        arviz_loo = az.loo(est.idata_, var_name="y", pointwise=True)
+    own = plots_workflow.plot_loo(est)
+    given = plots_workflow.plot_loo(est, loo=arviz_loo)
+    assert given.axes[0].get_title() == own.axes[0].get_title()
+    assert _labelled_rows(given) == _labelled_rows(own) != []
+    points = [
+        np.concatenate([c.get_offsets() for c in f.axes[0].collections]) for f in (own, given)
+    ]
+    np.testing.assert_allclose(points[0], points[1], rtol=0, atol=1e-10)
+
+
+def test_loo_refuses_a_leave_one_out_of_other_rows(fitted):
+    X, y = _data("gda")
+    other = _fit("gda", X[: len(y) // 2], y[: len(y) // 2])  # half of the rows
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        other_loo = az.loo(other.idata_, var_name="y", pointwise=True)
+    n_rows = len(_data("gda")[1])
+    assert other_loo.n_data_points != n_rows
+    with pytest.raises(ValueError, match=rf"loo: expected .* this fit's {n_rows} training rows"):
+        plots_workflow.plot_loo(fitted["gda"], loo=other_loo)
+    with pytest.raises(ValueError, match=r"loo: expected .*, got dict"):
+        plots_workflow.plot_loo(fitted["gda"], loo={"elpd": 1.0})
+
+
 @pytest.mark.parametrize("max_labels", [-1, 2.5, True, "10"])
 def test_loo_rejects_a_label_count_that_is_not_a_whole_number(fitted, max_labels):
     with pytest.raises(ValueError, match="max_labels: expected a non-negative integer"):

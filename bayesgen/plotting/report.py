@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import warnings
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 import arviz as az
@@ -24,7 +25,7 @@ import xarray as xr
 # compare is called through its module (checks.compare), so that a caller who replaces it
 # (the tests do) is heard here too.
 from bayesgen.checks import comparison as checks
-from bayesgen.checks.loo import leave_one_out
+from bayesgen.checks.loo import joint_loo, leave_one_out
 from bayesgen.checks.parameter_table import parameter_draws
 from bayesgen.input import files as io
 from bayesgen.maths.diagnostics import chain_diagnostics, ess_tail, mcse_sd
@@ -60,6 +61,10 @@ def report(
     ``summary.csv`` (``arviz.summary`` of the posterior, for at most
     ``summary_max_features`` features) and ``comparison.csv`` (the comparison's table).
 
+    The summary, the comparison and the PSIS leave-one-out of the training rows are NumPy
+    work that releases the GIL: they run on a second thread while this one draws the plots
+    (matplotlib's work, which holds it), so that a machine with two cores does both at once.
+
     Parameters
     ----------
     est : fitted bayesgen estimator
@@ -83,7 +88,8 @@ def report(
         listed.
     progress : callable, optional
         Called with a one-line message (e.g. ``"plotting Trace"``) as each part starts, for
-        a progress line per step (:class:`bayesgen.inference.progress.Progress`).
+        a progress line per step (:class:`bayesgen.inference.progress.Progress`); the step
+        "writing summary.csv and comparison.csv" comes last and waits for the second thread.
     comparison : bayesgen.checks.comparison.Comparison, optional
         ``compare(est)`` when the caller has it already (the demo prints it before the
         report), so that it is not computed twice; by default the report computes it.
@@ -122,24 +128,44 @@ def report(
     out = Path(out_dir)
     _check_replaceable(out)
 
-    with io.replacing_folder(out) as folder:
+    with io.replacing_folder(out) as folder, ThreadPoolExecutor(max_workers=1) as background:
         step = progress if progress is not None else (lambda message: None)
-        step("writing summary.csv and comparison.csv")
-        write_summary(est, folder / "summary.csv", max_features=summary_max_features)
-        if comparison is None:
-            comparison = checks.compare(est)
-        io.write_csv(comparison.table, folder / "comparison.csv")
         step("leave-one-out prediction of the training labels")
         labels_loo = _label_loo(est)
         # The held-out probabilities, once for the calibration and the predictive intervals.
         proba = None if X_test is None else est.predict_proba(X_test)
+        # NumPy work on large arrays, which releases the GIL: the summary, the comparison and
+        # the rows' PSIS leave-one-out run on a second core while this thread plots. They
+        # start only now: the leave-one-out above records the warnings raised while it runs,
+        # and a conjugate fit's draws and MAP, made on first use, are made here, once.
+        est.idata_, est.map_  # noqa: B018
+        summary = background.submit(
+            write_summary, est, folder / "summary.csv", max_features=summary_max_features
+        )
+        compared = background.submit(checks.compare, est) if comparison is None else None
+        rows_loo = (
+            background.submit(joint_loo, est) if plots_workflow.has_log_likelihood(est) else None
+        )
         sections = []
-        plan = _plan(est, X_test, y_test, max_features=max_features, top_k=top_k, proba=proba)
+        plan = _plan(
+            est,
+            X_test,
+            y_test,
+            max_features=max_features,
+            top_k=top_k,
+            proba=proba,
+            rows_loo=rows_loo,
+        )
         for section, make in plan:
             if make is not None:
                 step(f"plotting {section.title}")
                 _save(make(), folder / section.file)
             sections.append(section)
+        step("writing summary.csv and comparison.csv")
+        summary.result()
+        if compared is not None:
+            comparison = compared.result()
+        io.write_csv(comparison.table, folder / "comparison.csv")
         chosen = plots.selected_features(est, max_features=max_features)
         selection = [feature_label(f) for f in chosen]
         html_text = index_html(est, comparison, sections, selection, labels_loo)
@@ -287,7 +313,7 @@ def _label_loo(est):
     return result, " ".join(str(w.message) for w in caught)
 
 
-def _plan(est, X_test, y_test, *, max_features: int, top_k: int, proba=None):
+def _plan(est, X_test, y_test, *, max_features: int, top_k: int, proba=None, rows_loo=None):
     """(section, zero-argument plot function or None when skipped), in report order."""
     model = est.model_
     n = len(plots.selected_features(est, max_features=max_features))
@@ -370,7 +396,7 @@ def _plan(est, X_test, y_test, *, max_features: int, top_k: int, proba=None):
         )
     else:
         yield (ReportSection("Prior and posterior", "Not drawn: the fit has no prior draws."), None)
-    yield from _plan_workflow(est)
+    yield from _plan_workflow(est, rows_loo)
     yield from model_sections(est, X_test, y_test, top_k=top_k)
     yield from _plan_held_out(est, X_test, y_test, proba)
 
@@ -413,9 +439,11 @@ def _rank_section(est, max_features):
     )
 
 
-def _plan_workflow(est):
-    """The posterior predictive check and PSIS-LOO (:mod:`bayesgen.plotting.workflow`); a model
-    file written before the training rows were stored has neither."""
+def _plan_workflow(est, rows_loo: Future | None = None):
+    """The posterior predictive check and PSIS-LOO (:mod:`bayesgen.plotting.workflow`; the
+    latter from ``rows_loo``, :func:`~bayesgen.checks.loo.joint_loo` computed in the
+    background, where given); a model file written before the training rows were stored has
+    neither."""
     model = est.model_
     if plots_workflow.has_observed_data(est) and model.ppc_variables:
         yield (
@@ -456,7 +484,9 @@ def _plan_workflow(est):
                 "with their index.",
                 "loo.png",
             ),
-            lambda: plots_workflow.plot_loo(est),
+            lambda: plots_workflow.plot_loo(
+                est, loo=None if rows_loo is None else rows_loo.result()
+            ),
         )
     else:
         reason = (

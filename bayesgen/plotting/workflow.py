@@ -385,7 +385,7 @@ def _feature_scale(X, y_codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 # Leave-one-out cross-validation.
 
 
-def plot_loo(est, *, max_labels: int = 10) -> Figure:
+def plot_loo(est, *, max_labels: int = 10, loo=None) -> Figure:
     """Pareto-smoothed importance sampling LOO of the rows' joint log-likelihood
     log p(x_i, y_i | θ): the Pareto k of every training row (``arviz.loo`` and
     ``arviz.plot_khat``).
@@ -411,6 +411,11 @@ def plot_loo(est, *, max_labels: int = 10) -> Figure:
     max_labels : int, default 10
         At most this many rows above the threshold are labelled, the largest k first; 0
         labels none.
+    loo : arviz_stats.ELPDDataLOO, optional
+        The rows' leave-one-out where it is computed already:
+        :func:`bayesgen.checks.loo.joint_loo` of ``est``
+        (or ``arviz.loo(est.idata_, var_name="y", pointwise=True)``, the same numbers). By
+        default it is computed here.
 
     Returns
     -------
@@ -420,7 +425,8 @@ def plot_loo(est, *, max_labels: int = 10) -> Figure:
     ------
     ValueError
         For a fit without its pointwise log-likelihood (a model file from before it was
-        stored: refit), or ``max_labels`` that is not a non-negative integer.
+        stored: refit), ``max_labels`` that is not a non-negative integer, or a ``loo``
+        without one Pareto k per training row.
 
     Examples
     --------
@@ -449,7 +455,7 @@ def plot_loo(est, *, max_labels: int = 10) -> Figure:
             "of its training rows); model files written before it was stored lack it. Refit "
             "the model to draw it."
         )
-    elpd = joint_loo(est)
+    elpd = joint_loo(est) if loo is None else _checked_loo(loo, est)
     good_k = float(elpd.good_k)
     pareto_k = np.ravel(elpd.pareto_k.values)
     n_bad = int(np.count_nonzero(pareto_k > good_k))
@@ -492,6 +498,20 @@ def plot_loo(est, *, max_labels: int = 10) -> Figure:
         message = textwrap.fill(_PARETO_WARNING.format(good_k=good_k), 110)
         figure.supxlabel(message, fontsize="small", color="tab:red")
     return figure
+
+
+def _checked_loo(loo, est):
+    """``loo`` where it is a pointwise leave-one-out of ``est``'s training rows."""
+    rows = est.idata_["log_likelihood"]["y"]
+    n_rows = rows.size // (rows.sizes["chain"] * rows.sizes["draw"])
+    pareto_k = getattr(loo, "pareto_k", None)
+    if pareto_k is None or np.size(pareto_k) != n_rows or not hasattr(loo, "elpd"):
+        got = type(loo).__name__ if pareto_k is None else f"{np.size(pareto_k)} Pareto k values"
+        raise ValueError(
+            f"loo: expected the pointwise leave-one-out of this fit's {n_rows} training rows "
+            f"(bayesgen.checks.loo.joint_loo(est)), got {got}."
+        )
+    return loo
 
 
 def _worst_rows(pareto_k: np.ndarray, good_k: float, max_labels: int) -> list[int]:
