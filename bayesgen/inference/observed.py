@@ -161,6 +161,7 @@ def read_training_data(tree: xr.DataTree) -> xr.Dataset | None:
     if "observed_data" not in tree.children:
         return None
     parts = [tree["observed_data"].to_dataset()[[OBSERVED]]]
+    model_coords = {}
     if "constant_data" in tree.children:
         constant = tree["constant_data"].to_dataset()
         names = [n for n, v in constant.data_vars.items() if v.attrs.get("source") == TRAINING_ROWS]
@@ -168,16 +169,14 @@ def read_training_data(tree: xr.DataTree) -> xr.Dataset | None:
         for name in names:
             rows[name].attrs = {k: v for k, v in rows[name].attrs.items() if k != "source"}
         parts.append(rows)
+        # The model's coordinates, as training_data gives them: rows stored sparse use none
+        # of them, and training_rows reads the number of features from "feature".
+        model_coords = {
+            name: constant.indexes[name] for name in MODEL_COORDS if name in constant.indexes
+        }
     data = xr.merge(parts, join="outer", combine_attrs="drop")
     data = data.drop_vars([name for name in data.coords if name not in data.dims])
-    # The model's coordinates, as training_data gives them: rows stored sparse use none of
-    # them, and training_rows reads the number of features from "feature".
-    if "constant_data" in tree.children:
-        model_coords = tree["constant_data"].to_dataset().indexes
-        data = data.assign_coords(
-            {name: model_coords[name] for name in MODEL_COORDS if name in model_coords}
-        )
-    return data
+    return data.assign_coords(model_coords)
 
 
 def training_rows(idata: xr.DataTree) -> tuple[np.ndarray | sp.csr_array, np.ndarray]:
