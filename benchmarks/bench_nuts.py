@@ -126,7 +126,15 @@ def sample(model, *, draws: int, tune: int, seed: int):
         )
 
 
-def sample_library(model, *, draws: int, tune: int, seed: int, nuts_sampler: str = "pymc"):
+def sample_library(
+    model,
+    *,
+    draws: int,
+    tune: int,
+    seed: int,
+    nuts_sampler: str = "pymc",
+    target_accept: float = 0.9,
+):
     """``bayesgen.inference.sampling.sample_nuts``, as ``fit(inference="nuts")`` calls it;
     ``nuts_sampler`` "nutpie" (``--sampler``) runs the Rust NUTS on the numba-compiled model
     (nutpie is not a bayesgen dependency)."""
@@ -140,6 +148,7 @@ def sample_library(model, *, draws: int, tune: int, seed: int, nuts_sampler: str
         random_seed=seed,
         prior_draws=0,
         nuts_sampler=nuts_sampler,
+        target_accept=target_accept,
     )
 
 
@@ -395,6 +404,12 @@ def main(argv: list[str] | None = None) -> int:
         default="pymc",
         help="nuts_sampler of bayesgen's NUTS run in the default mode (nutpie must be installed)",
     )
+    parser.add_argument(
+        "--target-accept",
+        type=float,
+        default=0.9,
+        help="target_accept of bayesgen's NUTS run in the default mode (the estimators' 0.9)",
+    )
     args = parser.parse_args(argv)
     if args.words is None:
         args.words = 500 if args.scaling else 2000
@@ -431,13 +446,16 @@ def side_by_side(args) -> int:
     print(describe_corpus(X, stats))
     print(versions())
     print(
-        f"2 chains x ({args.tune} tuning + {args.draws} draws), cores=2, target_accept 0.9 "
+        f"2 chains x ({args.tune} tuning + {args.draws} draws), cores=2, target_accept "
+        f"{args.target_accept} "
         f"(sample_nuts, nuts_sampler={args.sampler!r}) / 0.8 (textbook, pm.sample's "
         f"default); rate transform "
         f"{shared_pymc.GAMMA_RATE_TRANSFORM!r}"
     )
     print(f"load average before: {' '.join(f'{v:.2f}' for v in os.getloadavg())}")
-    library = functools.partial(sample_library, nuts_sampler=args.sampler)
+    library = functools.partial(
+        sample_library, nuts_sampler=args.sampler, target_accept=args.target_accept
+    )
     runs = {"bayesgen NUTS": (lambda: bayesgen_model(X, y), library)}
     if n_params <= args.naive_max:
         runs["textbook PyMC"] = (lambda: naive_model(X, y, args.classes), sample)
