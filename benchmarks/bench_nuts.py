@@ -29,8 +29,9 @@ Without a mode
     sampling time, min ESS_bulk, bulk ESS per sampling second, mean tree depth, divergences,
     max R-hat, the largest |posterior mean - exact| and that error in MCSEs, and the peak
     memory. ``--transform cube_root`` samples the rates in the Wilson-Hilferty coordinates
-    (issue 26); ``--target-accept`` and ``--tune`` set bayesgen's run (the estimators' 0.9 and
-    1,000 by default), ``--sampler nutpie`` its back end.
+    (issue 26); ``--tune`` sets every NUTS run's tuning steps (1,000, as the estimators),
+    ``--target-accept`` bayesgen's run's (0.9, as the estimators) and ``--sampler nutpie`` its
+    back end.
 
 The first two modes call ``pm.sample`` directly, for both models under the same limit of one
 BLAS thread per chain (``threadpoolctl``), as ``sample_nuts`` does.
