@@ -93,7 +93,7 @@ def training_data(model_family: Family, estimates: xr.Dataset, X, y_codes) -> xr
     variables |= model_family.predictive_statistics(estimates, X, y_codes)
     # The estimates' pandas indexes, reused rather than rebuilt from their values.
     coords = {"obs": np.arange(n_rows)}
-    coords |= {name: estimates.indexes[name] for name in MODEL_COORDS if name in estimates.indexes}
+    coords |= _model_coords(estimates)
     data = xr.Dataset(variables, coords=coords)
     data[OBSERVED].attrs["meaning"] = _Y_MEANING
     return data
@@ -171,12 +171,15 @@ def read_training_data(tree: xr.DataTree) -> xr.Dataset | None:
         parts.append(rows)
         # The model's coordinates, as training_data gives them: rows stored sparse use none
         # of them, and training_rows reads the number of features from "feature".
-        model_coords = {
-            name: constant.indexes[name] for name in MODEL_COORDS if name in constant.indexes
-        }
+        model_coords = _model_coords(constant)
     data = xr.merge(parts, join="outer", combine_attrs="drop")
     data = data.drop_vars([name for name in data.coords if name not in data.dims])
     return data.assign_coords(model_coords)
+
+
+def _model_coords(dataset: xr.Dataset) -> dict:
+    """The :data:`MODEL_COORDS` that ``dataset`` has, as its pandas indexes."""
+    return {name: dataset.indexes[name] for name in MODEL_COORDS if name in dataset.indexes}
 
 
 def training_rows(idata: xr.DataTree) -> tuple[np.ndarray | sp.csr_array, np.ndarray]:
