@@ -4,7 +4,11 @@ PY := $(VENV)/bin/python
 
 # One pytensor compile cache for every run, so compiled model graphs are reused across
 # test runs, the demo and benchmarks (the cache is keyed on the graph, so sharing is safe).
-export PYTENSOR_FLAGS ?= base_compiledir=$(HOME)/.cache/bayesgen/pytensor
+# The Python source PyTensor generates for numba goes beside it, one file per distinct source
+# that PyTensor prunes; left unset, it writes a new file into /tmp for every compiled function
+# and never removes them (tens of thousands over a day of test runs).
+PYTENSOR_CACHE := $(HOME)/.cache/bayesgen/pytensor
+export PYTENSOR_FLAGS ?= base_compiledir=$(PYTENSOR_CACHE),generated_src_dir=$(PYTENSOR_CACHE)/generated_src
 export MPLBACKEND ?= Agg
 
 .PHONY: setup demo test test-slow test-all lint bench docs clean

@@ -61,9 +61,12 @@ import time
 import warnings
 from os.path import expanduser
 
-# Before pytensor is imported: one shared compile cache (the Makefile sets the same default).
+# Before pytensor is imported: one shared compile cache and its generated source (the
+# Makefile sets the same default).
+_PYTENSOR_CACHE = expanduser("~/.cache/bayesgen/pytensor")
 os.environ.setdefault(
-    "PYTENSOR_FLAGS", "base_compiledir=" + expanduser("~/.cache/bayesgen/pytensor")
+    "PYTENSOR_FLAGS",
+    f"base_compiledir={_PYTENSOR_CACHE},generated_src_dir={_PYTENSOR_CACHE}/generated_src",
 )
 
 import arviz as az

@@ -17,7 +17,12 @@ from os.path import expanduser
 from pathlib import Path
 
 _PYTENSOR_CACHE = expanduser("~/.cache/bayesgen/pytensor")
-os.environ.setdefault("PYTENSOR_FLAGS", "base_compiledir=" + _PYTENSOR_CACHE)
+# As the Makefile: the generated numba source beside the cache, not a new file in /tmp for
+# every compiled function.
+os.environ.setdefault(
+    "PYTENSOR_FLAGS",
+    f"base_compiledir={_PYTENSOR_CACHE},generated_src_dir={_PYTENSOR_CACHE}/generated_src",
+)
 os.environ.setdefault("MPLBACKEND", "Agg")
 
 import numpy as np  # noqa: E402 - after the environment set-up above

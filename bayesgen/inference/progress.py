@@ -14,8 +14,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TextIO
 
-#: What a first compilation of a PyMC model graph costs (C compilation by PyTensor); the
-#: compiled modules are cached under PyTensor's ``base_compiledir`` and reused afterwards.
+#: What a first compilation of a PyMC model graph costs (numba compilation by PyTensor); the
+#: compiled code is cached under PyTensor's ``base_compiledir`` and reused afterwards.
 COMPILE_COST = "about a minute the first time, seconds once cached"
 
 
