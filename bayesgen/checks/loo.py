@@ -46,6 +46,7 @@ from bayesgen.checks.parameter_table import parameter_draws
 from bayesgen.estimators.classifier import GenerativeClassifier
 from bayesgen.inference.observed import draw_chunks
 from bayesgen.maths.diagnostics import ess_mean
+from bayesgen.maths.likelihood import log_sum_exp
 from bayesgen.maths.psis import psis_log_weights, psis_loo
 
 METHODS = ("auto", "exact", "plug-in", "psis")
@@ -447,7 +448,7 @@ def _log_softmax(joint: np.ndarray) -> np.ndarray:
             f"X: training row {row} has no finite leave-one-out log-likelihood under any "
             "class (its values overflow float64, or the prior gives it probability 0)."
         )
-    return joint - logsumexp(joint, axis=1, keepdims=True)
+    return joint - log_sum_exp(joint)
 
 
 def _psis_log_proba(est, X, y_codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -465,7 +466,7 @@ def _psis_log_proba(est, X, y_codes: np.ndarray) -> tuple[np.ndarray, np.ndarray
 
     def log_conditional(draws: xr.Dataset) -> np.ndarray:
         joint = model_family.draw_log_joint(est.closed_form_, X, draws)
-        return joint - logsumexp(joint, axis=-1, keepdims=True)  # (draw, row, class)
+        return joint - log_sum_exp(joint)  # (draw, row, class)
 
     own = np.empty((n_chains, n_draws, n_rows))
     for chain, block, draws in draw_chunks(posterior, n_rows * n_classes):

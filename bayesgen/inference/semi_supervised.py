@@ -66,7 +66,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import xarray as xr
-from scipy.special import logsumexp
 
 from bayesgen.families import Family
 from bayesgen.inference.sampling import conjugate_map
@@ -79,6 +78,7 @@ from bayesgen.input.rows import (
     stack_rows,
     take_rows,
 )
+from bayesgen.maths.likelihood import log_sum_exp
 
 #: The largest change of any responsibility at which the EM stops.
 TOL = 1e-8
@@ -472,7 +472,7 @@ def _ones_or(weights: np.ndarray | None, n_rows: int) -> np.ndarray:
 
 def row_marginal(joint: np.ndarray) -> np.ndarray:
     """log Σ_k p(x_i, y = k | θ̂), refusing a row that no class can have produced."""
-    marginal = logsumexp(joint, axis=1)
+    marginal = log_sum_exp(joint)[:, 0]
     impossible = np.flatnonzero(~np.isfinite(marginal))
     if impossible.size:
         raise ValueError(
@@ -489,7 +489,7 @@ def predictive_start(model: Family, labelled_estimates: xr.Dataset, rows) -> np.
     categories)."""
     log_joint = model.predictive_log_joint(labelled_estimates, rows)
     with np.errstate(invalid="ignore"):
-        start = np.exp(log_joint - logsumexp(log_joint, axis=1, keepdims=True))
+        start = np.exp(log_joint - log_sum_exp(log_joint))
     unknown = ~np.all(np.isfinite(start), axis=1)
     start[unknown] = 1.0 / log_joint.shape[1]
     return start

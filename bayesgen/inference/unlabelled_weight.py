@@ -59,10 +59,10 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 import xarray as xr
-from scipy.special import logsumexp
 from sklearn.base import clone
 
 from bayesgen.families import Family
+from bayesgen.maths.likelihood import log_sum_exp
 
 #: The λ_u tried by default: none, a little on a log scale, all.
 DEFAULT_GRID = (0.0, 0.01, 0.03, 0.1, 0.3, 1.0)
@@ -149,7 +149,7 @@ def labelled_loo_log_proba(
         For a model without an exact leave-one-out predictive (GDA with the LKJ prior).
     """
     joint = model.loo_log_joint(estimates, rows, np.asarray(codes, np.int64), options=options)
-    return joint - logsumexp(joint, axis=1, keepdims=True)
+    return joint - log_sum_exp(joint)
 
 
 def fitted_loo_log_proba(est) -> tuple[np.ndarray, np.ndarray]:
