@@ -210,7 +210,9 @@ def built_pages(site: Path) -> list[Path]:
 
 
 # Building the site (40 s) and rendering every page (55 s) is the default suite's largest
-# test; CI's `make docs` builds the site with warnings as errors after the suite.
+# test, so rendering every page is left to the slow suite; the build itself, with warnings
+# as errors, runs in the default suite (the `site` fixture of the tests below), which is
+# what makes CI fail on a broken page.
 @pytest.mark.slow
 def test_every_built_page_renders_offline(site, browser):
     pages = built_pages(site)
