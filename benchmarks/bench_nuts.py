@@ -63,10 +63,11 @@ from os.path import expanduser
 
 # Before pytensor is imported: one shared compile cache and its generated source (the
 # Makefile sets the same default).
-_PYTENSOR_CACHE = expanduser("~/.cache/bayesgen/pytensor")
 os.environ.setdefault(
     "PYTENSOR_FLAGS",
-    f"base_compiledir={_PYTENSOR_CACHE},generated_src_dir={_PYTENSOR_CACHE}/generated_src",
+    "base_compiledir={0},generated_src_dir={0}/generated_src".format(
+        expanduser("~/.cache/bayesgen/pytensor")
+    ),
 )
 
 import arviz as az
