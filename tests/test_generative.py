@@ -297,3 +297,20 @@ def test_model_graph_does_not_grow_with_rows(name):
     # same nodes, and inputs (data, constants) of the same total size for N = 100 and 10,000
     assert size_small == _graph_size(model) == _graph_size(fresh)
     assert size_small[1] < 1_000
+
+
+def test_categorical_graph_grows_linearly_with_the_features():
+    # Each feature's rates are summed over its categories by a scatter-add over the cells. A
+    # product with a dense (cell, feature) indicator matrix gives the same sums, but puts
+    # cells x features numbers into the graph and into every gradient (20,000 x 4,000 at
+    # 4,000 features of 5 categories).
+    from bayesgen.generative import model_for
+
+    inputs = {}
+    for n_features in (20, 200):
+        rng = np.random.default_rng(0)
+        X = rng.integers(0, 3, size=(60, n_features))
+        X[:3] = np.arange(3)[:, None]  # every category in every feature: 3 cells each
+        inputs[n_features] = _graph_size(model_for(cf.categorical_nb(X, np.arange(60) % 2)))[1]
+    # 10 times the features: 10 times the counts and constants, not 100 times
+    assert 9 * inputs[20] <= inputs[200] <= 11 * inputs[20]

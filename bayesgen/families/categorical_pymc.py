@@ -19,6 +19,7 @@ from bayesgen.families.shared_pymc import (
     class_prob_prior,
     gamma_poisson_rates,
     positive_priors,
+    simplex_sums,
 )
 
 if TYPE_CHECKING:
@@ -42,13 +43,12 @@ def categorical_nb_pymc_model(estimates: xr.Dataset) -> pm.Model:
     with block_model(estimates, extra_coords={"cell": np.arange(cell_feature.size)}) as model:
         class_prob_prior(estimates, class_alpha)
         counts = estimates["feature_count"].values[:, cell_feature, cell_category]
-        membership = np.eye(n_features)[cell_feature]  # (cell, feature) indicator
         rate = gamma_poisson_rates(
             "cell",
             counts,
             alpha,
             dims=block_dims("class", "cell"),
-            groups=membership,
+            groups=cell_feature,
             random_alpha=alpha_variable(estimates),
             weight=(
                 estimates["prior_weight"].values[cell_feature, cell_category]
@@ -56,7 +56,7 @@ def categorical_nb_pymc_model(estimates: xr.Dataset) -> pm.Model:
                 else None
             ),
         )
-        totals = pt.dot(rate, membership)  # (class, feature)
+        totals = simplex_sums(rate, cell_feature, n_features)  # (class, feature)
         cell_prob = rate / totals[:, cell_feature]
         padded = pt.zeros((len(estimates["class"]), *mask.shape))
         padded = pt.set_subtensor(padded[:, cell_feature, cell_category], cell_prob)
