@@ -392,12 +392,15 @@ def test_bernoulli_pymc_model_has_beta_lambda_lambda_with_random_lambda():
     point = model.initial_point()
     lam, prob = 1.7, np.full((2, 5), 0.3)
     point["alpha_log__"] = np.log(lam)
-    point["feature_prob_logodds__"] = np.log(prob / (1 - prob))
+    variable = model["feature_prob"]  # its value lives in the standardised logit's coordinates
+    point[model.rvs_to_values[variable].name] = (
+        model.rvs_to_transforms[variable].forward(prob).eval()
+    )
     logp = model.compile_logp(vars=[model["feature_prob"], model["alpha"]], jacobian=False)
     expected = stats.gamma.logpdf(lam, PRIOR[0], scale=1.0 / PRIOR[1]) + (
         stats.beta.logpdf(prob, lam, lam).sum()
     )
-    assert logp(point) == pytest.approx(expected, rel=1e-7)  # the log-odds round trip
+    assert logp(point) == pytest.approx(expected, rel=1e-7)  # the logit round trip
 
 
 @pytest.mark.slow  # up to a minute a model on two cores

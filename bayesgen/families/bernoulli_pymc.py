@@ -11,6 +11,7 @@ import pymc as pm
 import pytensor.tensor as pt
 import xarray as xr
 
+from bayesgen.families.beta_transforms_pymc import binomial_logit_kernel, standardised_beta
 from bayesgen.families.shared_pymc import (
     alpha_data,
     alpha_variable,
@@ -28,11 +29,6 @@ if TYPE_CHECKING:
     from bayesgen.families.unlabelled_pymc import RowTerms
 
 
-def _binomial_kernel(value, n, p):
-    """log Binomial(value | n, p) less its parameter-free log C(n, value)."""
-    return value * pt.log(p) + (n - value) * pt.log1p(-p)
-
-
 def _binomial(n, p, size):
     return pm.Binomial.dist(n=n, p=p, size=size)
 
@@ -45,6 +41,11 @@ def bernoulli_nb_pymc_model(estimates: xr.Dataset) -> pm.Model:
     N_k class-k samples that have feature j. Where entries are missing, a cell's trials are
     the class-k rows observed at feature j (``cell_count``, the pm.Data ``cell_count_data``)
     instead of N_k: a missing entry's factor drops out.
+
+    NUTS samples φ on its logit, standardised by the posterior Beta(λ + N_jk, λ + N_k − N_jk)
+    of the start λ and started at its mean
+    (:func:`~bayesgen.families.beta_transforms_pymc.standardised_beta`), with the log
+    densities written at one softplus per cell.
     """
     alpha, class_alpha = positive_priors(estimates)
     counts = whole_counts(estimates["feature_count"].values)
@@ -69,21 +70,23 @@ def bernoulli_nb_pymc_model(estimates: xr.Dataset) -> pm.Model:
             rows = class_count[:, None]
         else:  # each cell's observed rows
             rows = pm.Data("cell_count_data", trials, dims=dims)
+        start_a = start_b = per_class(alpha, counts.ndim)  # one λ per class: a column
         random_alpha = alpha_variable(estimates)  # λ ~ Gamma with a hyperprior
-        if random_alpha is None:  # one λ, or one per class: a column over the features
-            alpha = alpha_data(per_class(alpha, counts.ndim))
-        else:
-            alpha = random_alpha
+        alpha = alpha_data(start_a) if random_alpha is None else random_alpha
         if "prior_weight" in estimates:  # Beta(λ w, λ (2 − w)) of a shared mean w / 2
-            weight = pm.Data("feature_prior_weight", estimates["prior_weight"].values)
-            a, b = alpha * weight, alpha * (2.0 - weight)
+            weight = estimates["prior_weight"].values
+            data_weight = pm.Data("feature_prior_weight", weight)
+            a, b = alpha * data_weight, alpha * (2.0 - data_weight)
+            start_a, start_b = start_a * weight, start_b * (2.0 - weight)
         else:
             a = b = alpha
-        prob = pm.Beta("feature_prob", alpha=a, beta=b, dims=dims)
+        cell_rows = estimates["class_count"].values[:, None] if trials is None else trials
+        posterior = (counts + start_a, np.maximum(cell_rows - counts, 0.0) + start_b)
+        prob = standardised_beta("feature_prob", a, b, posterior=posterior, dims=dims)
         observed_counts(
             "feature_count",
             _binomial,
-            _binomial_kernel,
+            binomial_logit_kernel,
             rows,
             prob,
             observed=present,
@@ -116,7 +119,7 @@ def bernoulli_class_log_likelihood(estimates: xr.Dataset, rows, terms: RowTerms)
     log_absent = pt.log1p(-prob)
     missing = missing_entries(rows)
     present = rows if missing is None else np.where(missing, 0.0, rows)
-    log_density = terms.rows_times(present, (pt.log(prob) - log_absent).T)
+    log_density = terms.rows_times(present, pm.math.logit(prob).T)  # log φ − log(1 − φ)
     log_density = log_density + pt.sum(log_absent, axis=1)[None, :]
     if missing is not None:
         log_density = log_density - terms.rows_times(missing, log_absent.T)

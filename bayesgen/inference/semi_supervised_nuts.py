@@ -291,7 +291,7 @@ def _inside(value: np.ndarray, transform) -> bool:
     name = getattr(transform, "name", None)
     if name in ("log", "standardised_log", "simplex", "standardised_simplex"):
         return bool(np.all(value > 0))
-    if name == "logodds":
+    if name in ("logodds", "standardised_logit"):
         return bool(np.all((value > 0) & (value < 1)))
     return False
 
