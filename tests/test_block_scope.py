@@ -62,6 +62,7 @@ STANDALONE = {
         "feature_count": FEATURE,
         "feature_count_data": FEATURE,
         "feature_prob": FEATURE,
+        "feature_prob_standardisation": ("standardisation", *FEATURE),
     },
     "categorical_nb": {
         "alpha": (),

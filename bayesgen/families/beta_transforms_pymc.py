@@ -30,9 +30,8 @@ from __future__ import annotations
 import numpy as np
 import pymc as pm
 import pytensor.tensor as pt
-from pymc.logprob.transforms import Transform
 
-from bayesgen.families.shared_pymc import standardisation_data
+from bayesgen.families.shared_pymc import Standardise, standardisation_data
 
 
 def logit_beta_standardisation(a, b) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -63,7 +62,7 @@ def logit_beta_standardisation(a, b) -> tuple[np.ndarray, np.ndarray, np.ndarray
     return np.log(a / b), np.exp(log_scale), log_scale
 
 
-class StandardisedLogit(Transform):
+class StandardisedLogit(Standardise):
     """φ = σ(location + scale · z), z = (logit φ − location) / scale, elementwise.
 
     With the constants of :func:`logit_beta_standardisation` for the posterior Beta(A, B),
@@ -72,15 +71,10 @@ class StandardisedLogit(Transform):
     :class:`~bayesgen.families.shared_pymc.StandardisedLog`. The log-Jacobian,
     log scale + log φ + log(1 − φ), is written on x = location + scale · z as
     log scale + x − 2 softplus(x), the softplus the log densities of this module share.
+    It is :class:`~bayesgen.families.shared_pymc.Standardise` of the logit.
     """
 
     name = "standardised_logit"
-    ndim_supp = 0
-
-    def __init__(self, location, scale, log_scale):
-        self.location = pt.as_tensor_variable(location)
-        self.scale = pt.as_tensor_variable(scale)
-        self.log_scale = pt.as_tensor_variable(log_scale)
 
     def forward(self, value, *inputs):
         return (pm.math.logit(value) - self.location) / self.scale
