@@ -22,10 +22,13 @@ import bayesgen
 from bayesgen import closed_form as cf
 from bayesgen.families import family
 from bayesgen.families.beta_transforms_pymc import (
+    LOGIT_CAP,
     StandardisedLogit,
     binomial_logit_kernel,
     logit_beta_logp,
     logit_beta_standardisation,
+    logit_cap_needed,
+    root_deviance_offset,
 )
 
 FAST = "FAST_COMPILE"
@@ -35,8 +38,18 @@ A = np.array([1.0, 0.5, 3.0, 1.0, 20_001.0, 250.0, 0.4])
 B = np.array([1.0, 0.5, 7.0, 20_001.0, 1.0, 9_000.0, 2.5])
 
 
-def _transform(a=A, b=B):
-    return StandardisedLogit(*logit_beta_standardisation(a, b))
+def _transform(a=A, b=B, **options):
+    return StandardisedLogit(*logit_beta_standardisation(a, b), **options)
+
+
+#: The transform's options: affine, shape-corrected, and either with the cap.
+OPTIONS = [
+    {},
+    {"shape_corrected": True},
+    {"cap": LOGIT_CAP},
+    {"shape_corrected": True, "cap": LOGIT_CAP},
+]
+OPTION_IDS = ["affine", "corrected", "capped", "corrected-capped"]
 
 
 def _logit_density(a, b):
@@ -70,21 +83,24 @@ def test_location_and_scale_are_the_mode_and_curvature_of_the_logit(index):
 # -- StandardisedLogit --------------------------------------------------------------------------
 
 
-def test_round_trip():
+@pytest.mark.parametrize("options", OPTIONS, ids=OPTION_IDS)
+def test_round_trip(options):
     probs = np.array([1e-6, 0.2, 0.5, 0.9, 0.999, 1 - 1e-7, 0.03])
-    transform = _transform()
+    transform = _transform(**options)
     z = transform.forward(probs).eval(mode=FAST)
     np.testing.assert_allclose(transform.backward(z).eval(mode=FAST), probs, rtol=1e-9)
 
 
-def test_the_mode_of_the_logit_maps_to_zero():
+@pytest.mark.parametrize("options", OPTIONS, ids=OPTION_IDS)
+def test_the_mode_of_the_logit_maps_to_zero(options):
     # The logit of a Beta(a, b) has its mode at log(a / b), i.e. φ = a / (a + b).
-    z = _transform().forward(A / (A + B)).eval(mode=FAST)
+    z = _transform(**options).forward(A / (A + B)).eval(mode=FAST)
     np.testing.assert_allclose(z, 0.0, atol=1e-9)
 
 
-def test_jacobian_equals_finite_differences():
-    transform = _transform()
+@pytest.mark.parametrize("options", OPTIONS, ids=OPTION_IDS)
+def test_jacobian_equals_finite_differences(options):
+    transform = _transform(**options)
     z = np.array([-2.0, -0.3, 0.4, 1.7, 0.0, -1.1, 2.5])
     step = 1e-6
     up, down = transform.backward(z + step), transform.backward(z - step)
@@ -92,30 +108,38 @@ def test_jacobian_equals_finite_differences():
     np.testing.assert_allclose(transform.log_jac_det(z).eval(mode=FAST), np.log(slope), rtol=1e-6)
 
 
-def test_jacobian_stays_finite_far_out():
+@pytest.mark.parametrize("options", OPTIONS, ids=OPTION_IDS)
+def test_jacobian_stays_finite_far_out(options):
     # Written on the logit, the log-Jacobian needs no log σ(x) that would underflow to −∞.
-    z = np.full(A.size, -400.0)
-    assert np.all(np.isfinite(_transform().log_jac_det(z).eval(mode=FAST)))
-    assert np.all(np.isfinite(_transform().log_jac_det(-z).eval(mode=FAST)))
+    z = np.full(A.size, -400.0 if not options.get("shape_corrected") else -15.0)
+    assert np.all(np.isfinite(_transform(**options).log_jac_det(z).eval(mode=FAST)))
+    assert np.all(np.isfinite(_transform(**options).log_jac_det(-z).eval(mode=FAST)))
 
 
-@pytest.mark.parametrize("index", range(A.size))
-def test_the_standardised_beta_density_integrates_to_one(index):
-    # p(z) = Beta(φ(z); a, b) φ'(z): the change of variables is exact.
-    a, b = A[index], B[index]
-    transform = _transform(a, b)
-    z = pt.dscalar("z")
-    logit = transform.location + transform.scale * z
-    parts = pytensor.function([z], [logit, transform.log_jac_det(z)], mode=FAST)
+def _z_log_density(a, b, **options):
+    """log p(z) of the transformed Beta(a, b) as a NumPy function: SciPy-free Beta terms on
+    the transform's own logit x(z), so that neither tail underflows, plus its log-Jacobian."""
+    transform = _transform(a, b, **options)
+    z = pt.dvector("z")
+    parts = pytensor.function([z], [transform._logit(z)[0], transform.log_jac_det(z)])
 
-    def density(value):
-        x, log_jacobian = parts(value)
-        # log Beta(σ(x)) on the logit, so that neither tail underflows before the density
+    def log_density(value):
+        x, log_jacobian = parts(np.atleast_1d(np.asarray(value, dtype=np.float64)))
         log_prob, log_absent = -np.logaddexp(0.0, -x), -np.logaddexp(0.0, x)
-        log_beta = (a - 1) * log_prob + (b - 1) * log_absent - special.betaln(a, b)
-        return np.exp(log_beta + log_jacobian)
+        return (a - 1) * log_prob + (b - 1) * log_absent - special.betaln(a, b) + log_jacobian
 
-    total, _ = integrate.quad(density, -60.0, 60.0, limit=400, points=[0.0])
+    return log_density
+
+
+@pytest.mark.parametrize("options", OPTIONS, ids=OPTION_IDS)
+@pytest.mark.parametrize("index", range(A.size))
+def test_the_standardised_beta_density_integrates_to_one(index, options):
+    # p(z) = Beta(φ(z); a, b) φ'(z): the change of variables is exact (with the cap, up to
+    # the mass above σ(35), below 1e-12 for these shapes).
+    log_density = _z_log_density(A[index], B[index], **options)
+    total, _ = integrate.quad(
+        lambda z: np.exp(log_density(z))[0], -60.0, 60.0, limit=400, points=[0.0]
+    )
     assert total == pytest.approx(1.0, abs=1e-7)
 
 
@@ -125,6 +149,92 @@ def test_a_large_count_beta_becomes_a_unit_normal():
     z = _transform(a, b).forward(draws).eval(mode=FAST)
     assert abs(z.mean()) < 0.05
     assert z.std() == pytest.approx(1.0, rel=0.02)
+
+
+def _exact_root_deviance_inverse(u):
+    """F(u): the t with sign(t) √(2 (eᵗ − 1 − t)) = u, from SciPy's Lambert W (branch 0 below
+    zero, −1 above): eᵗ − 1 − t = c gives t = −1 − c − W(−e^{−1−c})."""
+    u = np.asarray(u, dtype=np.float64)
+    c = u * u / 2.0
+    argument = -np.exp(-1.0 - c)
+    branch = np.where(
+        u < 0, special.lambertw(argument, 0).real, special.lambertw(argument, -1).real
+    )
+    return np.where(u == 0, 0.0, -1.0 - c - branch)
+
+
+@pytest.mark.parametrize("weight", [0.0, 0.02, 0.5, 0.9, 1.0])
+def test_root_deviance_offset_blends_the_exact_inverse(weight):
+    u = np.linspace(-6.0, 6.0, 49)
+    exact = (1 - weight) * _exact_root_deviance_inverse(u)
+    exact -= weight * _exact_root_deviance_inverse(-u)
+    offset, log_slope = root_deviance_offset(pt.as_tensor(u), weight)
+    np.testing.assert_allclose(offset.eval(mode=FAST), exact, atol=0.01)
+    step = 1e-6
+    up = root_deviance_offset(pt.as_tensor(u + step), weight)[0].eval(mode=FAST)
+    down = root_deviance_offset(pt.as_tensor(u - step), weight)[0].eval(mode=FAST)
+    np.testing.assert_allclose(
+        log_slope.eval(mode=FAST), np.log((up - down) / (2 * step)), atol=1e-6
+    )
+
+
+def _curvature_range(a, b, **options):
+    """min and max of −d² log p(z) / dz² where z holds all but 1e-5 of each tail's mass."""
+    log_density = _z_log_density(a, b, **options)
+    z = np.linspace(-40.0, 40.0, 160_001)
+    values = log_density(z)
+    mass = np.exp(values - values.max())
+    cumulative = np.cumsum(mass) / mass.sum()
+    inside = (cumulative > 1e-5) & (cumulative < 1 - 1e-5)
+    step = z[1] - z[0]
+    curvature = -(values[2:] - 2 * values[1:-1] + values[:-2]) / step**2
+    curvature = curvature[inside[1:-1]]
+    return curvature.min(), curvature.max()
+
+
+@pytest.mark.parametrize(
+    ("a", "b"), [(0.05, 500.0), (0.2, 500.0), (500.2, 0.2), (0.2, 5.0), (1.0, 50.0)]
+)
+def test_the_shape_corrected_logit_keeps_the_curvature_near_one(a, b):
+    # Skewed logits (a zero count, or a count in every row): the affine z meets a wall of
+    # curvature 6.8 (0.2, 5) to 130 (0.05, 500) on one side and flattens on the other.
+    low, high = _curvature_range(a, b, shape_corrected=True)
+    assert -0.3 < low and high < 2.6
+    assert _curvature_range(a, b)[1] > 6.0
+
+
+def test_the_cap_keeps_the_gradient_finite_where_the_probability_would_round_to_one():
+    """A feature in all 30 rows of class 0 at λ = 0.2: its posterior Beta(30.2, 0.2) has
+    0.3 % of its mass above logit 36.7, where σ(x) rounds to 1 and PyMC's gradient through
+    log(1 − φ) is ∞ · 0. The model caps that logit; uncapped, the same graph gives NaN."""
+    X = np.zeros((60, 2))
+    X[:30, 0] = 1.0
+    X[::3, 1] = 1.0
+    stats_ = cf.bernoulli_nb(X, np.repeat([0, 1], 30), alpha=0.2)
+    for cap in (LOGIT_CAP, None):
+        model = family("bernoulli_nb").pymc_model(stats_)
+        transform = model.rvs_to_transforms[model["feature_prob"]]
+        assert transform.cap == LOGIT_CAP and transform.shape_corrected
+        transform.cap = cap
+        point = model.initial_point()
+        point["feature_prob_standardised_logit__"] = np.array([[12.0, 0.0], [0.0, 0.0]])
+        gradient = model.compile_dlogp()(point)
+        assert bool(np.all(np.isfinite(gradient))) == (cap is not None)
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "needed"),
+    [
+        ([501.0, 1.0], [1.0, 501.0], False),  # λ = 1, n = 500: 3e-13 above the cap
+        ([500.2], [0.2], True),  # λ = 0.2: 0.2 %
+        ([0.2], [500.2], False),  # a zero count: its mass is near 0, which float64 holds
+    ],
+)
+def test_the_cap_is_needed_where_scipy_puts_mass_above_it(a, b, needed):
+    # SciPy's Beta survival function of the complement, 1 − φ ~ Beta(b, a)
+    above = stats.beta.cdf(special.expit(-LOGIT_CAP), np.asarray(b), np.asarray(a))
+    assert bool(np.any(above > 1e-9)) == needed
+    assert logit_cap_needed(a, b) == needed
 
 
 # -- the log densities on the logit -------------------------------------------------------------
@@ -256,5 +366,22 @@ def test_compare_passes_a_nuts_fit_with_missing_entries(params):
     ).fit(X, y)
     model = est.pymc_model()
     assert isinstance(model.rvs_to_transforms[model["feature_prob"]], StandardisedLogit)
+    result = bayesgen.compare(est)
+    assert result.ok, str(result)
+
+
+@pytest.mark.slow  # 11 s
+def test_a_small_lambda_fit_has_no_divergences_and_passes_compare():
+    """λ = 0.2 with 8 features in every row of each class: before the cap and the shape
+    correction, 43 of these 1,000 draws diverged and compare() failed the fit."""
+    rng = np.random.default_rng(3)
+    y = np.repeat([0, 1], 60)
+    prob = rng.uniform(0.02, 0.4, size=(2, 40))
+    prob[0, :8] = prob[1, 8:16] = 1.0
+    X = (rng.random((120, 40)) < prob[y]).astype(float)
+    est = bayesgen.BernoulliNB(
+        alpha=0.2, inference="nuts", draws=500, tune=500, chains=2, random_seed=1, progressbar=False
+    ).fit(X, y)
+    assert int(est.idata_["sample_stats"]["diverging"].sum()) == 0
     result = bayesgen.compare(est)
     assert result.ok, str(result)

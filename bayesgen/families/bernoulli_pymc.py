@@ -45,7 +45,9 @@ def bernoulli_nb_pymc_model(estimates: xr.Dataset) -> pm.Model:
     NUTS samples φ on its logit, standardised by the posterior Beta(λ + N_jk, λ + N_k − N_jk)
     of the start λ and started at its mean
     (:func:`~bayesgen.families.beta_transforms_pymc.standardised_beta`), with the log
-    densities written at one softplus per cell.
+    densities written at one softplus per cell; where some posterior shape is below 0.5 the
+    logit is also shape-corrected, and capped below σ(35) where φ could round to 1 (always
+    under a hyperprior).
     """
     alpha, class_alpha = positive_priors(estimates)
     counts = whole_counts(estimates["feature_count"].values)
@@ -82,7 +84,14 @@ def bernoulli_nb_pymc_model(estimates: xr.Dataset) -> pm.Model:
             a = b = alpha
         cell_rows = estimates["class_count"].values[:, None] if trials is None else trials
         posterior = (counts + start_a, np.maximum(cell_rows - counts, 0.0) + start_b)
-        prob = standardised_beta("feature_prob", a, b, posterior=posterior, dims=dims)
+        prob = standardised_beta(
+            "feature_prob",
+            a,
+            b,
+            posterior=posterior,
+            dims=dims,
+            random_shapes=random_alpha is not None,
+        )
         observed_counts(
             "feature_count",
             _binomial,
