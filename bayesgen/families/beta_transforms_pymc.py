@@ -72,8 +72,8 @@ def logit_beta_standardisation(a, b) -> tuple[np.ndarray, np.ndarray, np.ndarray
 
 
 #: The logit at which φ = σ(x) saturates when a posterior reaches float64's end below 1:
-#: 1 − σ(35) ≈ 6.7e-16, six ulps of 1 (float64's spacing below 1 is 1.1e-16), while σ(x)
-#: rounds to 1 from x ≈ 36.7 on.
+#: 1 − σ(35) ≈ 6.3e-16, and σ(35) rounds to 1 − 6 · 1.1e-16 (float64's spacing below 1), while
+#: σ(x) rounds to 1 from x ≈ 36.7 on.
 LOGIT_CAP = 35.0
 
 #: Below this smallest posterior shape, the logit is shape-corrected
@@ -89,7 +89,7 @@ def logit_cap_needed(a, b, *, mass: float = 1e-9) -> bool:
     There float64 holds 1 − φ to a few ulps at best, and from logit 36.7 on σ(x) rounds to 1,
     where the gradient of log(1 − φ) through σ is ∞ · 0: NaN, a divergent transition. A cell
     present in every one of its n rows has the posterior Beta(n + λ, λ), with about
-    (n · 6.7e-16)^λ / (λ Γ(λ)) of its mass up there: 3e-13 at λ = 1 and n = 500, 0.3 % at
+    (n · 6.3e-16)^λ / (λ Γ(λ)) of its mass up there: 3e-13 at λ = 1 and n = 500, 0.3 % at
     λ = 0.2, where the 4 such cells of a 2 × 2,000-word corpus of 1,000 documents gave 49
     divergent transitions in 2 × 1,000 draws (docs/performance.md).
 
@@ -192,7 +192,7 @@ class StandardisedLogit(Transform):
     ``cap``
         x is passed through cap − softplus(cap − x), so that φ ≤ σ(cap) never rounds to 1
         (:func:`logit_cap_needed`): NUTS then samples the posterior on the float64 numbers
-        below σ(cap), which for σ(35) drops at most the three largest below 1.
+        up to σ(cap), which for σ(35) leaves out the five above it and 1 itself.
     """
 
     name = "standardised_logit"
