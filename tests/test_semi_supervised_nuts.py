@@ -342,6 +342,20 @@ def test_nuts_starts_at_the_map_inside_the_support():
     assert start[pymc_model["var"]] is None
 
 
+def test_nuts_starts_a_capped_logit_only_below_its_cap():
+    # λ = 0.2 and a feature in every row of class 0: the model caps the logit at σ(35), whose
+    # transform has no finite value for a probability between σ(35) and 1.
+    X = np.zeros((8, 2))
+    X[:4, 0] = 1.0
+    X[::3, 1] = 1.0
+    fit = bayesgen.closed_form.bernoulli_nb(X, np.repeat([0, 1], 4), alpha=0.2)
+    pymc_model = family("bernoulli_nb").pymc_model(fit)
+    assert pymc_model.rvs_to_transforms[pymc_model["feature_prob"]].cap is not None
+    for top, started in [(0.9, ["feature_prob"]), (1.0 - 2.2e-16, [])]:
+        point = xr.Dataset({"feature_prob": (("class", "feature"), [[top, 0.5], [0.2, 0.5]])})
+        assert start_at(pymc_model, point) == started
+
+
 # -- what is refused, before any work -------------------------------------------------------------
 
 

@@ -38,6 +38,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import xarray as xr
+from scipy import special
 
 from bayesgen.families import Family
 from bayesgen.inference.sampling import conjugate_map, sample_nuts
@@ -231,7 +232,8 @@ def start_at(pymc_model, point: xr.Dataset) -> list[str]:
     probability of 0 with α = 1, has no finite unconstrained value); returns their names.
 
     The support is read off the variable's transform (log, log-odds, simplex: positive
-    values, and below 1 for log-odds); a variable with another transform keeps its start.
+    values, and below 1 for log-odds, below σ(cap) for a capped standardised logit); a
+    variable with another transform keeps its start.
     """
     started = []
     free = set(pymc_model.free_RVs)
@@ -292,7 +294,10 @@ def _inside(value: np.ndarray, transform) -> bool:
     if name in ("log", "standardised_log", "simplex", "standardised_simplex"):
         return bool(np.all(value > 0))
     if name in ("logodds", "standardised_logit"):
-        return bool(np.all((value > 0) & (value < 1)))
+        # A capped logit (beta_transforms_pymc.StandardisedLogit) reaches σ(cap), not 1.
+        cap = getattr(transform, "cap", None)
+        upper = 1.0 if cap is None else special.expit(cap)
+        return bool(np.all((value > 0) & (value < upper)))
     return False
 
 
