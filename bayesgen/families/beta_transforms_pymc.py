@@ -186,9 +186,10 @@ class StandardisedLogit(Transform):
     Two options for posteriors the affine map serves badly:
 
     ``shape_corrected``
-        x = location + t(scale · z) with t of :func:`root_deviance_offset`, for shapes below
-        one, whose logits are skewed (a zero count at λ = 0.2 has a curvature up to 40 in
-        the affine z, which held NUTS at steps of 0.07 and trees of depth 6).
+        x = location + t(scale · z) with t of :func:`root_deviance_offset`, for posteriors
+        with a shape below :data:`SKEWED_SHAPE`, whose logits are skewed (a zero count at
+        λ = 0.2 has a curvature up to 40 in the affine z, which held NUTS at steps of 0.07
+        and trees of depth 6).
     ``cap``
         x is passed through cap − softplus(cap − x), so that φ ≤ σ(cap) never rounds to 1
         (:func:`logit_cap_needed`): NUTS then samples the posterior on the float64 numbers
@@ -230,8 +231,8 @@ class StandardisedLogit(Transform):
             logit = self.cap - pt.log(pt.expm1(self.cap - logit))
         if not self.shape_corrected:
             return (logit - self.location) / self.scale
-        # Newton's method on t(u) = x − location, from u = t: F is within 0.006 of the
-        # identity's image near 0 and the steps are clipped to stay finite far out.
+        # Newton's method on t(u) = x − location, from u = x − location (t(u) ≈ u near 0);
+        # the steps are clipped so that a start far out stays finite.
         target, weight = logit - self.location, pt.sigmoid(self.location)
         root = target
         for _ in range(_NEWTON_STEPS):
