@@ -173,6 +173,10 @@ def _capped(logit, cap):
     return cap - below, cap - logit - below
 
 
+#: Newton steps of :meth:`StandardisedLogit.forward` (used only for the start).
+_NEWTON_STEPS = 12
+
+
 class StandardisedLogit(Transform):
     """φ = σ(x), x = location + scale · z (or shape-corrected), elementwise.
 
@@ -239,10 +243,6 @@ class StandardisedLogit(Transform):
             offset, log_slope = root_deviance_offset(root, weight)
             root = pt.clip(root - (offset - target) * pt.exp(-log_slope), -1e4, 1e4)
         return root / self.scale
-
-
-#: Newton steps of :meth:`StandardisedLogit.forward` (used only for the start).
-_NEWTON_STEPS = 12
 
 
 def logit_beta_logp(value, a, b):
