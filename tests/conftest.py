@@ -217,6 +217,20 @@ def _dirichlet_sd(concentration):
     return np.sqrt(concentration * (a0 - concentration) / (a0**2 * (a0 + 1)))
 
 
+def curvature_range(log_density, z):
+    """min and max of −d² log p(z) / dz² (central differences on the even grid ``z``) where
+    z holds all but 1e-5 of each tail's mass: how far a transformed density is from the unit
+    curvature of N(0, 1), where NUTS's step size is set."""
+    values = log_density(z)
+    mass = np.exp(values - values.max())
+    cumulative = np.cumsum(mass) / mass.sum()
+    inside = (cumulative > 1e-5) & (cumulative < 1 - 1e-5)
+    step = z[1] - z[0]
+    curvature = -(values[2:] - 2 * values[1:-1] + values[:-2]) / step**2
+    curvature = curvature[inside[1:-1]]
+    return curvature.min(), curvature.max()
+
+
 # --------------------------------------------------------------------------------------------
 # Fitted estimators, one per model and kind, cached for the whole session.
 

@@ -16,6 +16,7 @@ pytest.importorskip("pymc")
 
 import pytensor
 import pytensor.tensor as pt
+from conftest import curvature_range
 from pytensor.scalar.basic import Composite
 
 import bayesgen
@@ -28,8 +29,8 @@ from bayesgen.families.beta_transforms_pymc import (
     logit_beta_logp,
     logit_beta_standardisation,
     logit_cap_needed,
-    root_deviance_offset,
 )
+from bayesgen.families.gamma_transforms_pymc import root_deviance_offset
 
 FAST = "FAST_COMPILE"
 #: Beta shapes from a flat prior to the cells of 20,000 rows: a zero count, a count in every
@@ -177,17 +178,7 @@ def test_root_deviance_offset_blends_the_exact_inverse(weight):
 
 
 def _curvature_range(a, b, **options):
-    """min and max of −d² log p(z) / dz² where z holds all but 1e-5 of each tail's mass."""
-    log_density = _z_log_density(a, b, **options)
-    z = np.linspace(-40.0, 40.0, 160_001)
-    values = log_density(z)
-    mass = np.exp(values - values.max())
-    cumulative = np.cumsum(mass) / mass.sum()
-    inside = (cumulative > 1e-5) & (cumulative < 1 - 1e-5)
-    step = z[1] - z[0]
-    curvature = -(values[2:] - 2 * values[1:-1] + values[:-2]) / step**2
-    curvature = curvature[inside[1:-1]]
-    return curvature.min(), curvature.max()
+    return curvature_range(_z_log_density(a, b, **options), np.linspace(-40.0, 40.0, 160_001))
 
 
 @pytest.mark.parametrize(

@@ -18,6 +18,7 @@ pytest.importorskip("pymc")
 
 import pytensor
 import pytensor.tensor as pt
+from conftest import curvature_range
 
 import bayesgen
 from bayesgen import closed_form as cf
@@ -36,8 +37,14 @@ CONCENTRATION = np.array([21.0, 50.0, 31.0])
 FAST = "FAST_COMPILE"
 
 
-def _log_transform(shape=SHAPE, rate=RATE):
-    return StandardisedLog(*log_gamma_standardisation(shape, rate))
+#: Shapes of zero-count rates at small λ, where the rates' log is shape-corrected.
+SKEWED = np.array([0.02, 0.05, 0.2, 0.45])
+#: StandardisedLog affine and shape-corrected (a fixed λ below 0.15).
+CORRECTED = pytest.mark.parametrize("corrected", [False, True], ids=["affine", "corrected"])
+
+
+def _log_transform(shape=SHAPE, rate=RATE, corrected=False):
+    return StandardisedLog(*log_gamma_standardisation(shape, rate), shape_corrected=corrected)
 
 
 # -- the constants ------------------------------------------------------------------------------
@@ -63,21 +70,24 @@ def test_log_gamma_location_and_scale_are_the_mode_and_curvature_of_log_g(index)
 # -- StandardisedLog ----------------------------------------------------------------------------
 
 
-def test_standardised_log_round_trip():
+@CORRECTED
+def test_standardised_log_round_trip(corrected):
     rates = np.array([1e-4, 0.9, 3.3, 400.0])
-    transform = _log_transform()
+    transform = _log_transform(corrected=corrected)
     z = transform.forward(rates).eval(mode=FAST)
     np.testing.assert_allclose(transform.backward(z).eval(mode=FAST), rates, rtol=1e-12)
 
 
-def test_standardised_log_maps_the_mode_of_log_g_to_zero():
+@CORRECTED
+def test_standardised_log_maps_the_mode_of_log_g_to_zero(corrected):
     # log g under Gamma(a, b) has its mode at log(a / b).
-    z = _log_transform().forward(SHAPE / RATE).eval(mode=FAST)
+    z = _log_transform(corrected=corrected).forward(SHAPE / RATE).eval(mode=FAST)
     np.testing.assert_allclose(z, 0.0, atol=1e-12)
 
 
-def test_standardised_log_jacobian_equals_finite_differences():
-    transform = _log_transform()
+@CORRECTED
+def test_standardised_log_jacobian_equals_finite_differences(corrected):
+    transform = _log_transform(corrected=corrected)
     z = np.array([-2.0, -0.3, 0.4, 1.7])
     step = 1e-6
     up, down = transform.backward(z + step), transform.backward(z - step)
@@ -85,21 +95,74 @@ def test_standardised_log_jacobian_equals_finite_differences():
     np.testing.assert_allclose(transform.log_jac_det(z).eval(mode=FAST), np.log(slope), rtol=1e-7)
 
 
-@pytest.mark.parametrize("index", range(SHAPE.size))
-def test_standardised_log_density_of_a_gamma_integrates_to_one(index):
+def _gamma_z_log_density(shape, rate, corrected):
+    """log p(z) of the transformed Gamma(shape, rate) as a NumPy function: SciPy's log density
+    of log g (Gamma(eᵘ) eᵘ), on the transform's own log g so that no tail underflows, plus
+    the log-Jacobian of log g."""
+    transform = _log_transform(shape, rate, corrected)
+    z = pt.dvector("z")
+    log_rate, _ = transform._log_rate(z)
+    parts = pytensor.function([z], [log_rate, transform.log_jac_det(z) - log_rate], mode=FAST)
+
+    def log_density(value):
+        u, log_slope = parts(np.atleast_1d(np.asarray(value, dtype=np.float64)))
+        return stats.loggamma.logpdf(u, shape, loc=-np.log(rate)) + log_slope
+
+    return log_density
+
+
+@pytest.mark.parametrize(
+    ("shape", "corrected"),
+    [(shape, False) for shape in SHAPE] + [(shape, True) for shape in np.r_[SHAPE, SKEWED]],
+)
+def test_standardised_log_density_of_a_gamma_integrates_to_one(shape, corrected):
     # p(z) = Gamma(g(z); a, b) g'(z): the change of variables is exact, not approximate.
-    shape, rate = SHAPE[index], RATE[index]
-    transform = _log_transform(shape, rate)
-    z = pt.dscalar("z")
-    backward = pytensor.function([z], [transform.backward(z), transform.log_jac_det(z)], mode=FAST)
-
-    def density(value):
-        g, log_jac = backward(value)
-        return np.exp(stats.gamma.logpdf(g, shape, scale=1.0 / rate) + log_jac)
-
-    # The left tail of z decays like exp(√a z): slowest for a = 0.3, still < 1e-15 at -70.
-    total, _ = integrate.quad(density, -70.0, 30.0, limit=400, points=[0.0])
+    # The left tail of the affine z decays like exp(√a z): slowest for a = 0.3, < 1e-15 at -70.
+    rate = 1.3
+    density = _gamma_z_log_density(shape, rate, corrected)
+    total, _ = integrate.quad(lambda z: np.exp(density(z)[0]), -70.0, 30.0, limit=400, points=[0.0])
     assert total == pytest.approx(1.0, abs=1e-7)
+
+
+def test_standardised_log_density_is_scipys_gamma():
+    # SciPy's log-Gamma density above is that of log g for g ~ Gamma(a, rate b).
+    u = np.array([-3.0, 0.2, 1.5])
+    expected = stats.gamma.logpdf(np.exp(u), 0.4, scale=1.0 / 1.3) + u
+    np.testing.assert_allclose(stats.loggamma.logpdf(u, 0.4, loc=-np.log(1.3)), expected)
+
+
+def _z_curvature_range(shape, corrected):
+    log_density = _gamma_z_log_density(shape, 1.3, corrected)
+    return curvature_range(log_density, np.linspace(-60.0, 60.0, 240_001))
+
+
+@pytest.mark.parametrize("shape", [0.05, 0.2, 0.45])
+def test_the_shape_corrected_log_keeps_the_curvature_near_one(shape):
+    # A zero count at small λ: the affine z's curvature e^{z/√a} meets a wall on the right
+    # (21 at a = 0.45, 132 at a = 0.05) and falls to 0 on the left.
+    low, high = _z_curvature_range(shape, corrected=True)
+    assert -0.3 < low and high < 2.6
+    assert _z_curvature_range(shape, corrected=False)[1] > 20.0
+
+
+@pytest.mark.parametrize("shape", [0.05, 0.2, 0.45])
+def test_the_shape_corrected_log_gives_a_small_shape_gamma_unit_scale_and_little_skew(shape):
+    # Gamma draws from NumPy: the affine z of a zero count at small λ has an SD of 1.6-4.5 and
+    # a skewness of −1.6 to −2 (a long left tail); the corrected z has an SD of 0.87-1.02
+    # and a skewness of 0.07-0.28. (Its centre moves left by up to 1: the Jacobian's doing,
+    # which NUTS, adapting its step and mass matrix, does not mind.)
+    rng = np.random.default_rng(1)
+    draws = rng.gamma(shape, 1.0 / 1.3, size=200_000)
+    draws = draws[draws > 0.0]  # Gamma(0.05) underflows to 0 in about 1 draw in 10⁶
+    g = pt.dvector("g")
+
+    def z_of(corrected):
+        forward = _log_transform(shape, 1.3, corrected).forward(g)
+        return pytensor.function([g], forward, mode=FAST)(draws)
+
+    corrected, affine = z_of(True), z_of(False)
+    assert 0.8 < corrected.std() < 1.1 and abs(stats.skew(corrected)) < 0.35
+    assert affine.std() > 1.5 and stats.skew(affine) < -1.5
 
 
 def test_standardised_log_makes_a_large_count_gamma_a_unit_normal():
@@ -162,18 +225,20 @@ def _stats(**options):
     return cf.multinomial_nb(X, y, **options)
 
 
-def test_multinomial_model_log_posterior_is_the_closed_form_in_the_new_coordinates():
+@pytest.mark.parametrize("alpha", [0.7, 0.1])  # 0.1: zero counts below 0.15, shape-corrected
+def test_multinomial_model_log_posterior_is_the_closed_form_in_the_new_coordinates(alpha):
     """log p(z | D) from the model equals, up to one constant, the exact posterior
     Gamma(λ + n, β + 1) per rate and Dirichlet(a + N_k) for π, each pushed through the
     transform with its log-Jacobian (taken by finite differences here)."""
-    stats_ = _stats(alpha=0.7, class_alpha=1.5)
+    stats_ = _stats(alpha=alpha, class_alpha=1.5)
     model = multinomial_nb_model(stats_)
     assert [rv.name for rv in model.observed_RVs] == ["class_count", "feature_count"]
     counts = stats_["feature_count"].values
     class_count = stats_["class_count"].values
-    beta = counts.shape[1] * 0.7 / counts.sum(axis=1, keepdims=True)
+    beta = counts.shape[1] * alpha / counts.sum(axis=1, keepdims=True)
     logp = model.compile_logp()  # with the Jacobian: the density NUTS samples
     rate_transform = model.rvs_to_transforms[model["feature_rate"]]
+    assert rate_transform.shape_corrected == (alpha < 0.15)
     prob_transform = model.rvs_to_transforms[model["class_prob"]]
     rate_of = pytensor.function([z := pt.dmatrix("z")], rate_transform.backward(z), mode=FAST)
     prob_of = pytensor.function([w := pt.dvector("w")], prob_transform.backward(w), mode=FAST)
@@ -191,7 +256,7 @@ def test_multinomial_model_log_posterior_is_the_closed_form_in_the_new_coordinat
         prob = prob_of(z_prob)
         prob_slope = (prob_of(z_prob + step)[0] - prob_of(z_prob - step)[0]) / (2 * step)
         exact = (
-            stats.gamma.logpdf(rate, 0.7 + counts, scale=1.0 / (beta + 1.0)).sum()
+            stats.gamma.logpdf(rate, alpha + counts, scale=1.0 / (beta + 1.0)).sum()
             + np.log(slope).sum()
             + stats.dirichlet.logpdf(prob, 1.5 + class_count)
             + np.log(abs(prob_slope))
@@ -200,13 +265,19 @@ def test_multinomial_model_log_posterior_is_the_closed_form_in_the_new_coordinat
     np.testing.assert_allclose(differences, differences[0], atol=1e-6)
 
 
-def test_multinomial_model_starts_at_the_mode_of_the_standardised_rates():
-    model = multinomial_nb_model(_stats(alpha=0.7))
+@pytest.mark.parametrize("alpha", [0.7, 0.1])
+def test_multinomial_model_starts_at_the_mode_of_the_standardised_rates(alpha):
+    model = multinomial_nb_model(_stats(alpha=alpha))
     start = model.initial_point()
     np.testing.assert_allclose(start["feature_rate_standardised_log__"], 0.0, atol=1e-12)
     np.testing.assert_allclose(start["class_prob_standardised_simplex__"], 0.0, atol=1e-12)
     gradient = model.compile_dlogp(vars=[model["feature_rate"]])(start)
-    np.testing.assert_allclose(gradient, 0.0, atol=1e-9)
+    # z = 0 is the mode of log g; in the affine z it is z's mode too, while the corrected
+    # z's Jacobian moves its centre (for a zero count at λ = 0.2, its median to z = −0.74).
+    if alpha >= 0.15:
+        np.testing.assert_allclose(gradient, 0.0, atol=1e-9)
+    else:
+        assert np.all(np.isfinite(gradient)) and np.abs(gradient).max() > 0.1
 
 
 def test_rate_constants_are_data_computed_from_the_statistics():
@@ -227,9 +298,11 @@ def test_rate_constants_are_data_computed_from_the_statistics():
     assert data in set(graph_inputs([model.logp()]))
 
 
-def test_categorical_model_starts_at_the_mode_of_the_standardised_cells():
+@pytest.mark.parametrize("alpha", [1.0, 0.1])
+def test_categorical_model_starts_at_the_mode_of_the_standardised_cells(alpha):
     X = np.array([[0, 1], [1, 2], [0, 0], [1, 1], [0, 2]])
-    model = categorical_nb_model(cf.categorical_nb(X, np.array([0, 1, 0, 1, 1])))
+    model = categorical_nb_model(cf.categorical_nb(X, np.array([0, 1, 0, 1, 1]), alpha=alpha))
+    assert model.rvs_to_transforms[model["cell_rate"]].shape_corrected == (alpha < 0.15)
     start = model.initial_point()
     np.testing.assert_allclose(start["cell_rate_standardised_log__"], 0.0, atol=1e-12)
 
@@ -250,12 +323,55 @@ def test_rates_under_a_hyperprior_on_lambda_are_standardised_at_its_start():
     np.testing.assert_allclose(start, 0.0, atol=1e-12)  # standardised at the start λ
 
 
+def test_rates_under_a_hyperprior_on_lambda_are_not_shape_corrected():
+    """Under a hyperprior the correction cost more than it gave (docs/performance.md): the
+    rates keep the affine log even where the start λ is small, and a fixed λ as small is
+    corrected."""
+    from bayesgen.families import family, hyperprior
+
+    X = np.array([[3, 0, 1], [0, 2, 0], [4, 1, 0], [1, 5, 0]])
+    y = np.array([0, 1, 0, 1])
+    stats_ = hyperprior.with_alpha_prior(
+        family("multinomial_nb"), cf.multinomial_nb(X, y), (1.0, 20.0)
+    )
+    start = stats_.attrs["alpha"]
+    assert start < 0.15  # E[λ | D] under a prior mean of 0.05
+    model = multinomial_nb_model(stats_)
+    assert not model.rvs_to_transforms[model["feature_rate"]].shape_corrected
+    fixed = multinomial_nb_model(cf.multinomial_nb(X, y, alpha=start))
+    assert fixed.rvs_to_transforms[fixed["feature_rate"]].shape_corrected
+
+
 def test_nuts_fit_through_the_transforms_matches_the_closed_form(fits):
     # The session's multinomial NUTS fit (tests/conftest.py) is sampled through the new
     # transforms; compare() checks every posterior mean and SD against add-λ.
     case = fits.nuts("multinomial_nb")
     report = bayesgen.compare(case.est)
     assert report.ok, report.warnings
+
+
+@pytest.mark.slow  # 20-40 s: two new graphs
+@pytest.mark.parametrize("kind", ["multinomial", "categorical"])
+def test_a_small_lambda_fit_through_the_shape_corrected_rates_passes_compare(kind):
+    """λ = 0.1: every class has zero counts, so the rates are sampled through the
+    shape-corrected log, and compare() checks the draws against the closed forms."""
+    rng = np.random.default_rng(4)
+    y = np.repeat([0, 1], 60)
+    if kind == "multinomial":
+        rate = rng.gamma(0.3, 1.0, size=(2, 40))
+        X = rng.poisson(rate[y])
+        est = bayesgen.MultinomialNB(alpha=0.1, inference="nuts")
+    else:
+        prob = rng.dirichlet(np.full(4, 0.3), size=(2, 8))  # (class, feature, category)
+        X = np.stack([[rng.choice(4, p=prob[k, j]) for j in range(8)] for k in y])
+        est = bayesgen.CategoricalNB(alpha=0.1, inference="nuts")
+    est.set_params(draws=500, tune=500, chains=2, random_seed=1, progressbar=False).fit(X, y)
+    model = est.pymc_model()
+    rate = model["feature_rate" if kind == "multinomial" else "cell_rate"]
+    assert model.rvs_to_transforms[rate].shape_corrected
+    assert int(est.idata_["sample_stats"]["diverging"].sum()) == 0
+    result = bayesgen.compare(est)
+    assert result.ok, str(result)
 
 
 # -- one BLAS thread per chain ------------------------------------------------------------------

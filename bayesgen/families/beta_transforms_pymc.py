@@ -27,9 +27,9 @@ Jacobian out) still finds their mode as they are named, (A − 1) / (A + B − 2
 Small shapes (λ below about 0.5, fixed or under a hyperprior) need two more things, which
 :func:`standardised_beta` switches on only where the posterior asks for them, since each
 costs gradient time: a shape correction of the skewed logits of cells with few or all
-counts (:func:`root_deviance_offset`), and a cap that keeps φ below σ(35), because a
-posterior Beta(n + λ, λ) puts mass where float64 rounds φ to 1 and the gradient is NaN
-(:func:`logit_cap_needed`).
+counts (:func:`~bayesgen.families.gamma_transforms_pymc.root_deviance_offset`), and a cap
+that keeps φ below σ(35), because a posterior Beta(n + λ, λ) puts mass where float64 rounds
+φ to 1 and the gradient is NaN (:func:`logit_cap_needed`).
 """
 
 from __future__ import annotations
@@ -40,6 +40,10 @@ import pytensor.tensor as pt
 from pymc.logprob.transforms import Transform
 from scipy import special
 
+from bayesgen.families.gamma_transforms_pymc import (
+    invert_root_deviance_offset,
+    root_deviance_offset,
+)
 from bayesgen.families.shared_pymc import standardisation_data
 
 
@@ -77,9 +81,9 @@ def logit_beta_standardisation(a, b) -> tuple[np.ndarray, np.ndarray, np.ndarray
 LOGIT_CAP = 35.0
 
 #: Below this smallest posterior shape, the logit is shape-corrected
-#: (:func:`root_deviance_offset`); above it, the affine standardisation is as close to N(0, 1)
-#: and its gradient costs less (docs/performance.md, "Small λ: the capped, shape-corrected
-#: logit").
+#: (:func:`~bayesgen.families.gamma_transforms_pymc.root_deviance_offset`); above it, the affine
+#: standardisation is as close to N(0, 1) and its gradient costs less (docs/performance.md,
+#: "Small λ: the capped, shape-corrected logit").
 SKEWED_SHAPE = 0.5
 
 
@@ -115,66 +119,11 @@ def logit_cap_needed(a, b, *, mass: float = 1e-9) -> bool:
     return bool(np.any(special.betainc(b, a, special.expit(-LOGIT_CAP)) > mass))
 
 
-def _right_branch(v):
-    """F(v) for v ≥ 0 and its derivative: y = e^F solves y − 1 − log y = v² / 2 by one
-    fixed-point step y = 1 + v² / 2 + log y₀ from its Taylor polynomial y₀."""
-    start = 1.0 + v + v * v / 3.0 + v**3 / 36.0
-    step = 1.0 + v * v / 2.0 + pt.log(start)
-    slope = (v + (1.0 + 2.0 * v / 3.0 + v * v / 12.0) / start) / step
-    return pt.log(step), slope
-
-
-def _left_branch(w):
-    """F(w) for w ≤ 0 and its derivative: F solves e^F − 1 − F = w² / 2 by one fixed-point
-    step F = e^{F₀} − 1 − w² / 2 from its Taylor polynomial F₀."""
-    start = pt.exp(w - w * w / 6.0 + w**3 / 36.0)
-    return start - 1.0 - w * w / 2.0, start * (1.0 - w / 3.0 + w * w / 12.0) - w
-
-
-def root_deviance_offset(u, weight):
-    """t(u) = (1 − w) F(u) − w F(−u) and log t'(u), elementwise, ``weight`` w in [0, 1].
-
-    F is the inverse of the signed root deviance of log-Gamma, u = sign(F) √(2 (e^F − 1 − F))
-    (the exact F to about 0.006, by the branches above, each exact to third order at 0 so
-    that t is three times differentiable there). A logit whose posterior is Beta(A, B), with
-    mode x₀ = log(A / B) and w = A / (A + B), has the log density ∝ exp(−D(x − x₀)),
-    D(t) = (A + B) (log(1 − w + w eᵗ) − w t): it is log-Gamma where w is small (the cells
-    of few counts), its mirror where w is near 1, and its tails fall as e^{−A |t|} and
-    e^{−B t}. With x = x₀ + t(s z), s = √(1/A + 1/B), both tails of z fall as e^{−z²/2}.
-    Where all but 1e-5 of each tail lies, its curvature stays within [0.58, 1.56] for a
-    smaller shape of 0.2 to 1 against a larger one of 5 to 500, and within [−0.26, 2.56] at
-    (0.05, 500), where the affine map x = x₀ + s z reaches 6.8 at (0.2, 5), 40 at (0.2, 500)
-    and 130 at (0.05, 500) (tests/test_beta_transforms.py).
-
-    Examples
-    --------
-    With w = 1/2, t is the odd part of F; the exact F gives t(1) = 1.0280, t(2) = 2.2265
-    and log t'(1) = 0.0810, log t'(2) = 0.2931:
-
-    >>> t, log_slope = root_deviance_offset(pt.as_tensor([-1.0, 0.0, 2.0]), 0.5)
-    >>> t.eval().round(3).tolist(), log_slope.eval().round(3).tolist()
-    ([-1.028, 0.0, 2.226], [0.08, 0.0, 0.294])
-    """
-    positive = pt.ge(u, 0.0)
-    size = pt.switch(positive, u, -u)  # |u|, with slope ±1 at 0 (pt.abs has 0 there)
-    right, right_slope = _right_branch(size)
-    left, left_slope = _left_branch(-size)
-    offset = pt.switch(
-        positive, (1.0 - weight) * right - weight * left, (1.0 - weight) * left - weight * right
-    )
-    near = pt.switch(positive, 1.0 - weight, weight)  # the weight of the branch on u's side
-    return offset, pt.log(near * right_slope + (1.0 - near) * left_slope)
-
-
 def _capped(logit, cap):
     """x ↦ cap − softplus(cap − x) (identity far below the cap, → cap above it) and the log
     of its slope, log σ(cap − x) = cap − x − softplus(cap − x)."""
     below = pt.softplus(cap - logit)
     return cap - below, cap - logit - below
-
-
-#: Newton steps of :meth:`StandardisedLogit.forward` (used only for the start).
-_NEWTON_STEPS = 12
 
 
 class StandardisedLogit(Transform):
@@ -190,10 +139,11 @@ class StandardisedLogit(Transform):
     Two options for posteriors the affine map serves badly:
 
     ``shape_corrected``
-        x = location + t(scale · z) with t of :func:`root_deviance_offset`, for posteriors
-        with a shape below :data:`SKEWED_SHAPE`, whose logits are skewed (a zero count at
-        λ = 0.2 has a curvature up to 40 in the affine z, which held NUTS at steps of 0.07
-        and trees of depth 6).
+        x = location + t(scale · z) with t of
+        :func:`~bayesgen.families.gamma_transforms_pymc.root_deviance_offset`, for posteriors
+        with a shape below :data:`SKEWED_SHAPE`,
+        whose logits are skewed (a zero count at λ = 0.2 has a curvature up to 40 in the
+        affine z, which held NUTS at steps of 0.07 and trees of depth 6).
     ``cap``
         x is passed through cap − softplus(cap − x), so that φ ≤ σ(cap) never rounds to 1
         (:func:`logit_cap_needed`): NUTS then samples the posterior on the float64 numbers
@@ -235,14 +185,8 @@ class StandardisedLogit(Transform):
             logit = self.cap - pt.log(pt.expm1(self.cap - logit))
         if not self.shape_corrected:
             return (logit - self.location) / self.scale
-        # Newton's method on t(u) = x − location, from u = x − location (t(u) ≈ u near 0);
-        # the steps are clipped so that a start far out stays finite.
-        target, weight = logit - self.location, pt.sigmoid(self.location)
-        root = target
-        for _ in range(_NEWTON_STEPS):
-            offset, log_slope = root_deviance_offset(root, weight)
-            root = pt.clip(root - (offset - target) * pt.exp(-log_slope), -1e4, 1e4)
-        return root / self.scale
+        target = logit - self.location
+        return invert_root_deviance_offset(target, pt.sigmoid(self.location)) / self.scale
 
 
 def logit_beta_logp(value, a, b):
@@ -301,8 +245,8 @@ def standardised_beta(
         only the start's: the logit is then always capped, since λ may wander lower.
 
     The transform is shape-corrected where the smallest posterior shape is below
-    :data:`SKEWED_SHAPE` and capped where :func:`logit_cap_needed` says so
-    (:class:`StandardisedLogit`).
+    :data:`SKEWED_SHAPE` and capped where
+    :func:`logit_cap_needed` says so (:class:`StandardisedLogit`).
 
     Returns
     -------
