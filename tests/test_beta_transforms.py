@@ -122,7 +122,7 @@ def _z_log_density(a, b, **options):
     the transform's own logit x(z), so that neither tail underflows, plus its log-Jacobian."""
     transform = _transform(a, b, **options)
     z = pt.dvector("z")
-    parts = pytensor.function([z], [transform._logit(z)[0], transform.log_jac_det(z)], mode=FAST)
+    parts = pytensor.function([z], [transform.logit(z)[0], transform.log_jac_det(z)], mode=FAST)
 
     def log_density(value):
         x, log_jacobian = parts(np.atleast_1d(np.asarray(value, dtype=np.float64)))

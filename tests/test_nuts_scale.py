@@ -101,7 +101,7 @@ def _gamma_z_log_density(shape, rate, corrected):
     the log-Jacobian of log g."""
     transform = _log_transform(shape, rate, corrected)
     z = pt.dvector("z")
-    log_rate, _ = transform._log_rate(z)
+    log_rate, _ = transform.log_rate(z)
     parts = pytensor.function([z], [log_rate, transform.log_jac_det(z) - log_rate], mode=FAST)
 
     def log_density(value):

@@ -160,8 +160,9 @@ class StandardisedLogit(Transform):
         self.shape_corrected = shape_corrected
         self.cap = cap
 
-    def _logit(self, value):
-        """x of z and log dx/dz."""
+    def logit(self, value):
+        """x = logit φ of z and log dx/dz: what :meth:`backward` and :meth:`log_jac_det`
+        share, on the logit scale, where neither tail underflows."""
         if self.shape_corrected:
             offset, log_slope = root_deviance_offset(self.scale * value, pt.sigmoid(self.location))
             logit, log_slope = self.location + offset, self.log_scale + log_slope
@@ -173,10 +174,10 @@ class StandardisedLogit(Transform):
         return logit, log_slope
 
     def backward(self, value, *inputs):
-        return pt.sigmoid(self._logit(value)[0])
+        return pt.sigmoid(self.logit(value)[0])
 
     def log_jac_det(self, value, *inputs):
-        logit, log_slope = self._logit(value)
+        logit, log_slope = self.logit(value)
         return log_slope + logit - 2.0 * pt.softplus(logit)
 
     def forward(self, value, *inputs):

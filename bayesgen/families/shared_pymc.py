@@ -347,8 +347,9 @@ class StandardisedLog(Transform):
         self.log_scale = pt.as_tensor_variable(log_scale)
         self.shape_corrected = shape_corrected
 
-    def _log_rate(self, value):
-        """log g of z and log d(log g)/dz."""
+    def log_rate(self, value):
+        """log g of z and log d(log g)/dz: what :meth:`backward` and :meth:`log_jac_det`
+        share, on the log scale, where neither tail underflows."""
         if not self.shape_corrected:
             return self.location + self.scale * value, self.log_scale
         offset, log_slope = root_deviance_offset(self.scale * value, 0.0)
@@ -361,10 +362,10 @@ class StandardisedLog(Transform):
         return target / self.scale
 
     def backward(self, value, *inputs):
-        return pt.exp(self._log_rate(value)[0])
+        return pt.exp(self.log_rate(value)[0])
 
     def log_jac_det(self, value, *inputs):
-        log_rate, log_slope = self._log_rate(value)
+        log_rate, log_slope = self.log_rate(value)
         return log_rate + log_slope
 
 
