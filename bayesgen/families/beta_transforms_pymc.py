@@ -141,9 +141,9 @@ class StandardisedLogit(Transform):
     ``shape_corrected``
         x = location + t(scale · z) with t of
         :func:`~bayesgen.families.gamma_transforms_pymc.root_deviance_offset`, for posteriors
-        with a shape below :data:`SKEWED_SHAPE`,
-        whose logits are skewed (a zero count at λ = 0.2 has a curvature up to 40 in the
-        affine z, which held NUTS at steps of 0.07 and trees of depth 6).
+        with a shape below :data:`SKEWED_SHAPE`, whose logits are skewed (a zero count at
+        λ = 0.2 has a curvature up to 40 in the affine z, which held NUTS at steps of 0.07
+        and trees of depth 6).
     ``cap``
         x is passed through cap − softplus(cap − x), so that φ ≤ σ(cap) never rounds to 1
         (:func:`logit_cap_needed`): NUTS then samples the posterior on the float64 numbers
@@ -246,8 +246,8 @@ def standardised_beta(
         only the start's: the logit is then always capped, since λ may wander lower.
 
     The transform is shape-corrected where the smallest posterior shape is below
-    :data:`SKEWED_SHAPE` and capped where
-    :func:`logit_cap_needed` says so (:class:`StandardisedLogit`).
+    :data:`SKEWED_SHAPE` and capped where :func:`logit_cap_needed` says so
+    (:class:`StandardisedLogit`).
 
     Returns
     -------

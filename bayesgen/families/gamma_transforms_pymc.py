@@ -6,8 +6,8 @@ of log g under Gamma(a, b) into −z² / 2 (up to F's error of about 0.006) with
 log g = log(a / b) + F(z / √a), whatever the shape, so that z's density is e^{−z²/2} times
 the slowly varying F'(z / √a): a unit scale and little skew where the affine
 z = √a (log g − log(a / b)) has a long left tail (tests/test_nuts_scale.py). bayesgen uses
-it where the posterior has a shape below
-:data:`SKEWED_RATE_SHAPE` (a fixed λ below 0.15 with zero counts) for the rates
+it where the posterior has a shape below :data:`SKEWED_RATE_SHAPE` (a fixed λ below 0.15
+with zero counts) for the rates
 (:class:`~bayesgen.families.shared_pymc.StandardisedLog`) and, blended with its mirror, below
 :data:`~bayesgen.families.beta_transforms_pymc.SKEWED_SHAPE` for the Bernoulli model's logits
 (:mod:`bayesgen.families.beta_transforms_pymc`).
@@ -46,7 +46,7 @@ from pymc.logprob.transforms import Transform
 #: :data:`~bayesgen.families.beta_transforms_pymc.SKEWED_SHAPE`, because the correction makes
 #: a gradient of the multinomial model about 10 times as dear (the Bernoulli model's about 4
 #: times). At λ = 0.1 it gave 3.3-3.5 times the bulk ESS per second (trees of depth 6 for 8
-#: at 2 × 20,000 words), at λ = 0.2 only 1.08-1.45 times, for 3-4 times the sampling time
+#: at 2 × 20,000 words), at λ = 0.2 only 1.08-1.45 times, for 2.7-4 times the sampling time
 #: (docs/performance.md, "The Gamma rates' shape correction").
 SKEWED_RATE_SHAPE = 0.15
 
