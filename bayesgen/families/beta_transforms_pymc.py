@@ -184,10 +184,10 @@ class StandardisedLogit(Transform):
         logit = pm.math.logit(value)
         if self.cap is not None:  # x = cap − log(e^{cap − x_c} − 1) inverts the cap
             logit = self.cap - pt.log(pt.expm1(self.cap - logit))
-        if not self.shape_corrected:
-            return (logit - self.location) / self.scale
         target = logit - self.location
-        return invert_root_deviance_offset(target, pt.sigmoid(self.location)) / self.scale
+        if self.shape_corrected:
+            target = invert_root_deviance_offset(target, pt.sigmoid(self.location))
+        return target / self.scale
 
 
 def logit_beta_logp(value, a, b):
