@@ -179,6 +179,57 @@ def test_prior_group_holds_prior_draws(nuts_case):
         assert z.max() <= N_SIGMA, variable
 
 
+def test_a_conjugate_prior_is_drawn_exactly_not_by_pymc(nuts_case):
+    """Where the prior is conjugate, the prior group is of exact draws: PyMC's forward
+    sampling would compile a graph of its own."""
+    assert nuts_case.est.idata_["prior"].attrs["inference_library"] == "bayesgen.conjugate"
+    assert nuts_case.est.idata_["posterior"].attrs["inference_library"] == "pymc"
+
+
+class _Sampled(Exception):
+    """Raised by a stand-in for sample_nuts once it has seen its arguments."""
+
+
+@pytest.mark.parametrize(
+    "estimator, params, exact",
+    [
+        ("MultinomialNB", {}, True),
+        ("MultinomialNB", {"alpha_prior": (2.0, 2.0)}, True),  # exact: λ, then θ given λ
+        ("GaussianDiscriminantAnalysis", {}, True),
+        ("GaussianDiscriminantAnalysis", {"cov_prior": "lkj"}, False),
+        ("DirichletMultinomialNB", {}, False),  # (s, m) have no conjugate prior
+    ],
+)
+def test_a_nuts_fit_asks_for_exact_prior_draws_only_where_the_prior_is_conjugate(
+    monkeypatch, estimator, params, exact
+):
+    import bayesgen
+    from bayesgen.inference import sampling
+
+    seen = {}
+
+    def stand_in(model, **options):
+        seen.update(options)
+        raise _Sampled
+
+    monkeypatch.setattr(sampling, "sample_nuts", stand_in)
+    X = np.array([[2, 1, 0], [3, 0, 1], [0, 2, 3], [1, 0, 4], [2, 2, 2], [0, 1, 5]])
+    y = np.array([0, 0, 1, 1, 0, 1])
+    est = getattr(bayesgen, estimator)(inference="nuts", **params)
+    with pytest.raises(_Sampled):
+        est.fit(X.astype(float) if estimator.startswith("Gaussian") else X, y)
+    assert seen["exact_prior"] is exact
+
+
+def test_exact_prior_draws_need_the_statistics():
+    from bayesgen.generative import model_for
+    from bayesgen.inference.sampling import sample_nuts
+
+    stats = cf.multinomial_nb(*DATA["multinomial_nb"]())
+    with pytest.raises(ValueError, match="exact_prior: the exact prior draws need the model's"):
+        sample_nuts(model_for(stats), var_names=["class_prob"], exact_prior=True)
+
+
 # --------------------------------------------------------------------------------------------
 # MAP (find_MAP) against the Dirichlet / Beta mode.
 

@@ -5,7 +5,8 @@ that runs PyMC: the warnings for too few draws or tuning steps before sampling a
 unconverged chains after it (the same family-wise limits ``compare()`` holds the draws to),
 whole-number weights for a model that observes counts, the PyMC model built from the family's
 statistics, and the MAP — the exact mode wherever the prior is conjugate, ``find_MAP``
-elsewhere.
+elsewhere. Where the prior is conjugate the ``prior`` group is of exact draws too, so the only
+graphs a fit compiles are NUTS's own.
 """
 
 from __future__ import annotations
@@ -108,6 +109,7 @@ class NutsFit:
             progressbar=progressbar,
             stats=stats,
             model_family=self._family,
+            exact_prior=self._has_conjugate_prior(),
             **common,
         )
         self._warn_unconverged(idata)
@@ -155,11 +157,17 @@ class NutsFit:
             return False
         if getattr(self, "alpha_prior", None) is not None:  # the joint mode of λ, π and θ
             return True
+        return not self._has_conjugate_prior()
+
+    def _has_conjugate_prior(self) -> bool:
+        """Whether the prior is conjugate, so that its draws, the posterior's draws and its
+        mode are exact (the ``prior`` group of a NUTS fit is then drawn so: PyMC's forward
+        sampling would compile a graph of its own, about 7 s the first time)."""
         try:
             self._check_conjugate()  # raises for a prior without a conjugate posterior
         except ValueError:
-            return True
-        return False
+            return False
+        return True
 
     def _optimise_map(self, stats: xr.Dataset) -> xr.Dataset:
         # The family may optimise in better-scaled coordinates (GDA standardises its features).

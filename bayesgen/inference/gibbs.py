@@ -44,7 +44,7 @@ from bayesgen import __version__
 from bayesgen.families import Family
 from bayesgen.families.results import parameter_coords
 from bayesgen.inference.progress import show_progress
-from bayesgen.inference.sampling import sample_nuts
+from bayesgen.inference.sampling import exact_prior_draws, sample_nuts
 from bayesgen.input.statistics import total_weight, training_data
 from bayesgen.maths.gaussian import NormalInverseWishart
 from bayesgen.maths.missing_gaussian import (
@@ -345,15 +345,10 @@ def draws_tree(
     :mod:`bayesgen.inference.semi_supervised_gibbs`'s): ``posterior``, ``prior_draws`` exact
     prior draws of ``estimates``' prior, the statistics as ``constant_data``, the draws in
     ``dtype`` and marked with the sampler (``library``) and its ``start`` time."""
-    coords = parameter_coords(estimates)
     tree = {"posterior": posterior}
     if prior_draws:
-        prior_values = model_family.conjugate_draws(
-            estimates, rng, (1, prior_draws), dtype, posterior=False
-        )
-        tree["prior"] = xr.Dataset(
-            {name: (("chain", "draw", *d), v) for name, (d, v) in prior_values.items()},
-            coords=coords | {"chain": [0], "draw": np.arange(prior_draws)},
+        tree["prior"] = exact_prior_draws(
+            model_family, estimates, rng=rng, draws=prior_draws, dtype=dtype
         )
     statistics = model_family.statistics_of(estimates)
     statistics.attrs = dict(estimates.attrs)

@@ -55,6 +55,7 @@ def sample_nuts(
     dtype: str = "float64",
     stats: xr.Dataset | None = None,
     model_family: Family | None = None,
+    exact_prior: bool = False,
 ) -> xr.DataTree:
     """Draw from the posterior of ``model`` with NUTS, and from its prior.
 
@@ -91,6 +92,11 @@ def sample_nuts(
         The model ``stats`` belongs to, as the estimators hand it in; None looks it up by
         ``stats.attrs["model"]`` (:func:`bayesgen.families.family`), for a closed-form Dataset
         on its own.
+    exact_prior : bool, default False
+        Make the ``prior`` group of exact draws from the conjugate prior (:func:`exact_prior_draws`,
+        marked ``inference_library="bayesgen.conjugate"``; needs ``stats``) instead of PyMC's
+        forward sampling, which compiles a graph of its own the first time a shape is seen.
+        Only for a model whose prior is the family's conjugate one.
 
     Examples
     --------
@@ -109,6 +115,8 @@ def sample_nuts(
     import pymc as pm
     from threadpoolctl import threadpool_limits  # a dependency of PyMC and scikit-learn
 
+    if exact_prior and stats is None:
+        raise ValueError("exact_prior: the exact prior draws need the model's `stats`; got None.")
     cores = min(chains, os.cpu_count() or 1) if cores is None else cores
     backend_options = {}
     if nuts_sampler in ("numpyro", "blackjax"):
@@ -138,7 +146,7 @@ def sample_nuts(
             compute_convergence_checks=False,
             **backend_options,
         )
-        if prior_draws:
+        if prior_draws and not exact_prior:
             with _quiet(False):  # no "Sampling: [...]" log line after the progress bar
                 prior = pm.sample_prior_predictive(
                     draws=prior_draws, var_names=var_names, random_seed=random_seed
@@ -149,6 +157,14 @@ def sample_nuts(
             del idata[group]
     if "nuts" in backend_options:  # how the chains ran, beside PyMC's inference_library
         idata["posterior"].attrs["chain_method"] = backend_options["nuts"]["chain_method"]
+    if prior_draws and exact_prior:
+        idata["prior"] = exact_prior_draws(
+            model_family or family(stats),
+            stats,
+            rng=np.random.default_rng(random_seed),
+            draws=prior_draws,
+            dtype=dtype,
+        )
     if stats is not None:
         data = idata["constant_data"].to_dataset() if "constant_data" in idata.children else None
         statistics = _statistics(model_family or family(stats), stats)
@@ -341,11 +357,41 @@ def conjugate_posterior(
     posterior = _conjugate_draws(draws_of, stats, rng, (chains, draws), dtype, posterior=True)
     tree = {"posterior": posterior, "constant_data": _statistics(model_family, stats)}
     if prior_draws:
-        prior_shape = (1, prior_draws)
-        tree["prior"] = _conjugate_draws(draws_of, stats, rng, prior_shape, dtype, posterior=False)
+        tree["prior"] = exact_prior_draws(
+            model_family, stats, rng=rng, draws=prior_draws, dtype=dtype
+        )
     idata = xr.DataTree.from_dict(tree)
     idata["posterior"].attrs["model"] = model
     return _finish(idata, dtype=dtype, library="bayesgen.conjugate")
+
+
+def exact_prior_draws(
+    model_family: Family, stats: xr.Dataset, *, rng, draws: int, dtype: str = "float64"
+) -> xr.Dataset:
+    """``draws`` exact draws of every parameter from the conjugate prior of ``stats`` (one
+    chain), as the ``prior`` group: the family's ``conjugate_draws`` given no data, nothing to
+    compile. Its attrs say ``inference_library="bayesgen.conjugate"``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayesgen import closed_form
+    >>> from bayesgen.families import family
+    >>> stats = closed_form.multinomial_nb([[2, 1, 0], [0, 2, 3]], ["ham", "spam"])
+    >>> prior = exact_prior_draws(
+    ...     family(stats), stats, rng=np.random.default_rng(0), draws=4000
+    ... )
+    >>> prior["feature_prob"].shape  # chain, draw, class, feature
+    (1, 4000, 2, 3)
+    >>> # Dirichlet(1, 1, 1): each word's prior mean is 1/3, whatever the counts
+    >>> bool(abs(prior["feature_prob"].mean(("chain", "draw")) - 1 / 3).max() < 0.02)
+    True
+    """
+    prior = _conjugate_draws(
+        model_family.conjugate_draws, stats, rng, (1, draws), dtype, posterior=False
+    )
+    prior.attrs["inference_library"] = "bayesgen.conjugate"
+    return prior
 
 
 def _conjugate_draws(draws_of, stats, rng, sample_shape, dtype, *, posterior: bool) -> xr.Dataset:
