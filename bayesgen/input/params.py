@@ -597,6 +597,10 @@ INFERENCE_PARAMS_DOC = """
         ``map_.attrs`` records the method and whether the optimiser converged.
     prior_draws : int, default 500
         Draws from the prior (the ``prior`` group, for prior-vs-posterior plots); 0 skips it.
+        Exact draws wherever the prior is conjugate (a hyperprior on λ included: λ, then the
+        rest given it), after NUTS too, so nothing compiles for them; PyMC's
+        ``sample_prior_predictive`` otherwise (GDA's ``cov_prior="lkj"``, the Dirichlet
+        compound multinomial).
     dtype : {"float64", "float32"}, default "float64"
         Storage of the draws; "float32" halves memory for large vocabularies.
     progressbar : bool or "auto", default "auto"

@@ -11,6 +11,7 @@ model's own plots) is the model's answer (``est.model_``, :mod:`bayesgen.familie
 
 from __future__ import annotations
 
+import contextlib
 import os
 import warnings
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -29,7 +30,7 @@ from bayesgen.checks.loo import joint_loo, leave_one_out
 from bayesgen.checks.parameter_table import parameter_draws
 from bayesgen.input import files as io
 from bayesgen.maths.diagnostics import chain_diagnostics, ess_tail, mcse_sd
-from bayesgen.plotting import plots
+from bayesgen.plotting import plots, second_process
 from bayesgen.plotting import workflow as plots_workflow
 from bayesgen.plotting.model_sections import ReportSection, fitted_blocks, model_sections
 from bayesgen.plotting.report_html import REPORT_TITLE, index_html
@@ -39,6 +40,12 @@ _DPI = 100
 #: Draws per chain in the rank plot: its uniformity test is most of a report's plotting time
 #: with thousands of draws, and a few hundred per chain show chains that disagree.
 RANK_MAX_DRAWS = 250
+#: The figures a forked second process draws (:mod:`bayesgen.plotting.second_process`):
+#: about half of a report's plotting time on SMS Spam (the trace plot is a quarter of it; the
+#: PSIS plot waits for the leave-one-out computed on this process's second thread).
+SECOND_PROCESS_FILES = frozenset(
+    {"trace.png", "ess.png", "energy.png", "top_features.png", "prior_posterior.png"}
+)
 
 
 def report(
@@ -63,7 +70,10 @@ def report(
 
     The summary, the comparison and the PSIS leave-one-out of the training rows are NumPy
     work that releases the GIL: they run on a second thread while this one draws the plots
-    (matplotlib's work, which holds it), so that a machine with two cores does both at once.
+    (matplotlib's work, which holds it). Where it is safe (Linux, the Agg backend, no other
+    Python thread; :func:`~bayesgen.plotting.second_process.can_fork`) about half of the
+    figures are drawn in a forked second process meanwhile: the same files, and its warnings
+    and errors are raised here.
 
     Parameters
     ----------
@@ -130,37 +140,49 @@ def report(
 
     with io.replacing_folder(out) as folder, ThreadPoolExecutor(max_workers=1) as background:
         step = progress if progress is not None else (lambda message: None)
-        step("leave-one-out prediction of the training labels")
-        labels_loo = _label_loo(est)
-        # The held-out probabilities, once for the calibration and the predictive intervals.
-        proba = None if X_test is None else est.predict_proba(X_test)
-        # NumPy work on large arrays, which releases the GIL: the summary, the comparison and
-        # the rows' PSIS leave-one-out run on a second core while this thread plots. They
-        # start only now: the leave-one-out above records the warnings raised while it runs,
-        # and a conjugate fit's draws and MAP, made on first use, are made here, once.
+        # A conjugate fit's draws and MAP, made on first use, are made here, once, for both
+        # processes and every thread below.
         est.idata_, est.map_  # noqa: B018
-        summary = background.submit(
-            write_summary, est, folder / "summary.csv", max_features=summary_max_features
-        )
-        compared = background.submit(checks.compare, est) if comparison is None else None
-        rows_loo = (
-            background.submit(joint_loo, est) if plots_workflow.has_log_likelihood(est) else None
-        )
-        sections = []
-        plan = _plan(
-            est,
-            X_test,
-            y_test,
-            max_features=max_features,
-            top_k=top_k,
-            proba=proba,
-            rows_loo=rows_loo,
-        )
-        for section, make in plan:
-            if make is not None:
-                step(f"plotting {section.title}")
-                _save(make(), folder / section.file)
-            sections.append(section)
+        options = {"max_features": max_features, "top_k": top_k}
+        # matplotlib holds the GIL: where it can, a forked process draws about half of the
+        # figures (SECOND_PROCESS_FILES) while this one draws the rest. It forks before the
+        # thread below starts (second_process says why).
+        forked = second_process.can_fork()
+        with (
+            second_process.Forked(
+                lambda: _draw(_plan(est, X_test, y_test, **options), folder, aside=True)
+            )
+            if forked
+            else contextlib.nullcontext()
+        ) as child:
+            step("leave-one-out prediction of the training labels")
+            labels_loo = _label_loo(est)
+            # The held-out probabilities, once for the calibration and the predictive intervals.
+            proba = None if X_test is None else est.predict_proba(X_test)
+            # NumPy work on large arrays, which releases the GIL: the summary, the comparison
+            # and the rows' PSIS leave-one-out run on a second core while this thread plots.
+            # They start only now: the leave-one-out above records the warnings raised while
+            # it runs.
+            summary = background.submit(
+                write_summary, est, folder / "summary.csv", max_features=summary_max_features
+            )
+            compared = background.submit(checks.compare, est) if comparison is None else None
+            rows_loo = (
+                background.submit(joint_loo, est)
+                if plots_workflow.has_log_likelihood(est)
+                else None
+            )
+            sections = []
+            plan = _plan(est, X_test, y_test, **options, proba=proba, rows_loo=rows_loo)
+            for section, make in plan:
+                if make is not None:
+                    aside = forked and section.file in SECOND_PROCESS_FILES
+                    step(f"plotting {section.title}" + (" (in a second process)" if aside else ""))
+                    if not aside:
+                        _save(make(), folder / section.file)
+                sections.append(section)
+            if child is not None:
+                child.join()
         step("writing summary.csv and comparison.csv")
         summary.result()
         if compared is not None:
@@ -290,6 +312,13 @@ def summary_table(posterior: xr.Dataset, *, ci_prob: float = 0.94) -> pd.DataFra
     for name, values in columns.items():
         table[name] = values
     return table
+
+
+def _draw(plan, folder: Path, *, aside: bool) -> None:
+    """Draw the sections of ``plan`` drawn in the second process (``aside``) or the others."""
+    for section, make in plan:
+        if make is not None and (section.file in SECOND_PROCESS_FILES) == aside:
+            _save(make(), folder / section.file)
 
 
 def _save(plot, path: Path) -> None:
