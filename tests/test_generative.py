@@ -221,6 +221,34 @@ def test_a_nuts_fit_asks_for_exact_prior_draws_only_where_the_prior_is_conjugate
     assert seen["exact_prior"] is exact
 
 
+@pytest.mark.parametrize("rows", ["missing entries", "unlabelled rows"])
+def test_fits_with_missing_entries_or_unlabelled_rows_draw_the_prior_exactly_too(monkeypatch, rows):
+    import bayesgen
+    from bayesgen.inference import gibbs, semi_supervised_nuts
+
+    seen = {}
+
+    def stand_in(model, **options):
+        seen.update(options)
+        raise _Sampled
+
+    module = gibbs if rows == "missing entries" else semi_supervised_nuts
+    monkeypatch.setattr(module, "sample_nuts", stand_in)
+    rng = np.random.default_rng(0)
+    y = np.arange(30) % 2
+    if rows == "missing entries":
+        X = rng.normal(size=(30, 2)) + y[:, None]
+        X[3, 1] = np.nan
+        est = bayesgen.GaussianDiscriminantAnalysis(inference="nuts")
+    else:
+        X = rng.poisson(2.0, size=(30, 3))
+        y = np.where(np.arange(30) < 20, y, np.nan)  # the last ten unlabelled
+        est = bayesgen.MultinomialNB(inference="nuts")
+    with pytest.raises(_Sampled):
+        est.fit(X, y)
+    assert seen["exact_prior"] is True
+
+
 def test_exact_prior_draws_need_the_statistics():
     from bayesgen.generative import model_for
     from bayesgen.inference.sampling import sample_nuts

@@ -70,7 +70,8 @@ class MissingEntriesFit(GenerativeClassifier):
                 sample_weight=sample_weight, draws=self.draws, tune=self.tune,
                 chains=self.chains, cores=self.cores, random_seed=self.random_seed,
                 nuts_sampler=self.nuts_sampler, target_accept=self.target_accept,
-                prior_draws=self.prior_draws, dtype=self.dtype, progressbar=self.progressbar,
+                prior_draws=self.prior_draws, exact_prior=self._has_conjugate_prior(),
+                dtype=self.dtype, progressbar=self.progressbar,
             )  # fmt: skip
             self._warn_unconverged(idata)
         self._add_observed(idata, stats, X, y, sample_weight)

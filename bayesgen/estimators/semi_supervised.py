@@ -183,6 +183,7 @@ class SemiSupervisedFit:
             nuts_sampler=self.nuts_sampler,
             target_accept=self.target_accept,
             prior_draws=self.prior_draws,
+            exact_prior=self._has_conjugate_prior(),
             dtype=self.dtype,
             progressbar=show_progress(self.progressbar),
         )

@@ -440,7 +440,7 @@ def nuts_fit(
         As the estimators take it.
     **nuts
         :func:`bayesgen.inference.sampling.sample_nuts`'s options (draws, tune, chains,
-        cores, random_seed, nuts_sampler, target_accept, prior_draws, dtype).
+        cores, random_seed, nuts_sampler, target_accept, prior_draws, exact_prior, dtype).
 
     Returns
     -------

@@ -163,7 +163,8 @@ def sample_split(
         λ_u, multiplying every unlabelled row's term.
     **nuts
         :func:`~bayesgen.inference.sampling.sample_nuts`'s options (draws, tune, chains,
-        cores, random_seed, nuts_sampler, target_accept, prior_draws, dtype, progressbar).
+        cores, random_seed, nuts_sampler, target_accept, prior_draws, exact_prior, dtype,
+        progressbar).
 
     Returns
     -------
