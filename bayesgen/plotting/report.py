@@ -157,21 +157,21 @@ def report(
         ) as child:
             step("leave-one-out prediction of the training labels")
             labels_loo = _label_loo(est)
-            # The held-out probabilities, once for the calibration and the predictive intervals.
-            proba = None if X_test is None else est.predict_proba(X_test)
-            # NumPy work on large arrays, which releases the GIL: the summary, the comparison
-            # and the rows' PSIS leave-one-out run on a second core while this thread plots.
-            # They start only now: the leave-one-out above records the warnings raised while
-            # it runs.
-            summary = background.submit(
-                write_summary, est, folder / "summary.csv", max_features=summary_max_features
-            )
-            compared = background.submit(checks.compare, est) if comparison is None else None
+            # NumPy work on large arrays, which releases the GIL, runs on a second core while
+            # this thread plots, in the order the plots need it: the rows' PSIS leave-one-out,
+            # the held-out probabilities (once, for the calibration and the predictive
+            # intervals), then the summary and the comparison. It starts only now: the labels'
+            # leave-one-out above records the warnings raised while it runs.
             rows_loo = (
                 background.submit(joint_loo, est)
                 if plots_workflow.has_log_likelihood(est)
                 else None
             )
+            proba = None if X_test is None else background.submit(est.predict_proba, X_test)
+            summary = background.submit(
+                write_summary, est, folder / "summary.csv", max_features=summary_max_features
+            )
+            compared = background.submit(checks.compare, est) if comparison is None else None
             sections = []
             plan = _plan(est, X_test, y_test, **options, proba=proba, rows_loo=rows_loo)
             for section, make in plan:
@@ -535,7 +535,13 @@ def _why_no_rows(est) -> str:
     return "model files written before the rows were stored lack them. Refit the model to get it."
 
 
-def _plan_held_out(est, X_test, y_test, proba=None):
+def _plan_held_out(est, X_test, y_test, proba: Future | None = None):
+    """The held-out plots, each from the held-out probabilities ``proba`` computed in the
+    background where given (else each plot computes them)."""
+
+    def probabilities():
+        return None if proba is None else proba.result()
+
     if X_test is None:
         reason = "Not drawn: needs held-out data (pass X_test and y_test)."
         yield (ReportSection("Calibration", reason), None)
@@ -548,7 +554,7 @@ def _plan_held_out(est, X_test, y_test, proba=None):
             "bin (94 % intervals); points below the diagonal mean overconfident predictions.",
             "calibration.png",
         ),
-        lambda: plots.plot_calibration(est, X_test, y_test, proba=proba),
+        lambda: plots.plot_calibration(est, X_test, y_test, proba=probabilities()),
     )
     yield (
         ReportSection(
@@ -559,5 +565,5 @@ def _plan_held_out(est, X_test, y_test, proba=None):
             "others spread evenly, 50 at most (the axis label gives the counts).",
             "predictive_intervals.png",
         ),
-        lambda: plots.plot_predictive_intervals(est, X_test, y_test, proba=proba),
+        lambda: plots.plot_predictive_intervals(est, X_test, y_test, proba=probabilities()),
     )
