@@ -118,9 +118,9 @@ class Forked:
         """Wait for the child; issue its warnings and raise its exception here."""
         if self._pid is None:
             return
-        with os.fdopen(self._reader, "rb") as pipe:
+        reader, self._reader = self._reader, None  # the file object below closes it
+        with os.fdopen(reader, "rb") as pipe:
             message = pipe.read()
-        self._reader = None
         status = self._reap()
         if not message:
             raise RuntimeError(
