@@ -356,6 +356,56 @@ def test_nuts_starts_a_capped_logit_only_below_its_cap():
         assert start_at(pymc_model, point) == started
 
 
+def _transforms():
+    """One of each of bayesgen's transforms, with constants of its usual kind."""
+    from bayesgen.families.beta_transforms_pymc import StandardisedLogit
+    from bayesgen.families.dcm_transforms_pymc import StandardisedLogRatio
+    from bayesgen.families.gamma_transforms_pymc import CubeRootGamma, cube_root_gamma_constants
+    from bayesgen.families.shared_pymc import Standardise, StandardisedLog, StandardisedSimplex
+
+    three = np.zeros(3)
+    return {
+        "standardised_log": StandardisedLog(0.5, 0.7, np.log(0.7)),
+        "standardised_log, shape-corrected": StandardisedLog(
+            0.5, 0.7, np.log(0.7), shape_corrected=True
+        ),
+        "standardised_logit": StandardisedLogit(0.0, 1.0, 0.0),
+        "standardised_logit, capped": StandardisedLogit(0.0, 1.0, 0.0, cap=35.0),
+        "standardised_simplex": StandardisedSimplex(np.array([2.0, 3.0, 4.0])),
+        "cube_root_gamma": CubeRootGamma(*cube_root_gamma_constants(2.0, 1.0)),
+        "standardise": Standardise(1.0, 2.0, np.log(2.0)),
+        "standardised_log_ratio": StandardisedLogRatio(
+            three, np.ones(3), three, np.array([0.5, 0.3, 0.2])
+        ),
+    }
+
+
+#: Values inside and on or beyond each domain's boundary (a simplex's values sum to one).
+_PROBES = [
+    np.array([0.2, 0.3, 0.5]),
+    np.array([0.0, 0.5, 0.5]),
+    np.array([0.5, 0.5, 1e-300]),
+    np.array([1.0 - 2.2e-16, 1e-17, 1e-17]),
+    np.array([-0.1, 0.6, 0.5]),
+]
+
+
+@pytest.mark.parametrize("name", list(_transforms()))
+def test_each_transform_says_which_values_have_a_finite_image(name):
+    """``contains`` (what start_at reads, without compiling) agrees with the transform's own
+    forward map, evaluated: True exactly where every coordinate is finite."""
+    import pytensor
+    import pytensor.tensor as pt
+
+    transform = _transforms()[name]
+    value = pt.vector("value")
+    forward = pytensor.function([value], transform.forward(value), mode="FAST_COMPILE")
+    for probe in _PROBES:
+        with np.errstate(all="ignore"):
+            finite = bool(np.all(np.isfinite(forward(probe))))
+        assert transform.contains(probe) == finite, (name, probe)
+
+
 # -- what is refused, before any work -------------------------------------------------------------
 
 

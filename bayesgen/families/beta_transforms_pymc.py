@@ -160,6 +160,13 @@ class StandardisedLogit(Transform):
         self.shape_corrected = shape_corrected
         self.cap = cap
 
+    def contains(self, value) -> bool:
+        """Whether the probabilities ``value`` (NumPy) have a finite image: all in (0, 1),
+        and below σ(cap) where the logit is capped."""
+        upper = 1.0 if self.cap is None else special.expit(self.cap)
+        value = np.asarray(value)
+        return bool(np.all((value > 0) & (value < upper)))
+
     def logit(self, value):
         """x = logit φ of z and log dx/dz: what :meth:`backward` and :meth:`log_jac_det`
         share, on the logit scale, where neither tail underflows."""
@@ -182,8 +189,11 @@ class StandardisedLogit(Transform):
 
     def forward(self, value, *inputs):
         logit = pm.math.logit(value)
-        if self.cap is not None:  # x = cap − log(e^{cap − x_c} − 1) inverts the cap
-            logit = self.cap - pt.log(pt.expm1(self.cap - logit))
+        if self.cap is not None:
+            # x = cap − log(e^{cap − x_c} − 1) inverts the cap; written as
+            # x_c − log(1 − e^{x_c − cap}), it stays finite for x_c far below the cap, where
+            # e^{cap − x_c} overflows (φ = 1e-300, x_c = −691).
+            logit = logit - pt.log(-pt.expm1(logit - self.cap))
         target = logit - self.location
         if self.shape_corrected:
             target = invert_root_deviance_offset(target, pt.sigmoid(self.location))

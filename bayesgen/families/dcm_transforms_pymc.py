@@ -23,6 +23,7 @@ import pytensor.tensor as pt
 from pymc.logprob.transforms import Transform
 from scipy import special
 
+from bayesgen.families.gamma_transforms_pymc import all_positive
 from bayesgen.maths.dirichlet_multinomial import CountHistograms
 
 #: The least curvature a coordinate is scaled by (a posterior SD of at most 1 on the log
@@ -188,6 +189,10 @@ class StandardisedLogRatio(Transform):
         self.location = self._free(pt.as_tensor_variable(location))
         self.scale = self._free(pt.as_tensor_variable(scale))
         self.log_scale = self._free(pt.as_tensor_variable(log_scale))
+
+    def contains(self, value) -> bool:
+        """Whether the word probabilities ``value`` (NumPy) have a finite image: all > 0."""
+        return all_positive(value)
 
     def _free(self, full):
         """``full`` without the reference word's column (the last axis)."""

@@ -81,6 +81,18 @@ def cube_root_gamma_constants(shape, rate):
     return offset, np.log(shape / rate) + 3.0 * np.log(sd)
 
 
+def all_positive(value) -> bool:
+    """Whether every entry of ``value`` is > 0: the domain of a transform of positive values
+    (its ``contains``, which reads NumPy values, compiling nothing).
+
+    Examples
+    --------
+    >>> all_positive([0.5, 2.0]), all_positive([0.5, 0.0])
+    (True, False)
+    """
+    return bool(np.all(np.asarray(value) > 0))
+
+
 class CubeRootGamma(Transform):
     """g = exp(log_base + 3 ℓ(offset + z)), elementwise: the Wilson–Hilferty cube root of a
     Gamma rate, standardised, continued by a Gaussian-like lower tail.
@@ -106,6 +118,10 @@ class CubeRootGamma(Transform):
     def __init__(self, offset, log_base):
         self.offset = pt.as_tensor_variable(offset)
         self.log_base = pt.as_tensor_variable(log_base)
+
+    def contains(self, value) -> bool:
+        """Whether the rates ``value`` (NumPy) have a finite image: all > 0."""
+        return all_positive(value)
 
     def forward(self, value, *inputs):
         log_cube_root = (pt.log(value) - self.log_base) / 3.0

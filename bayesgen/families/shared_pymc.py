@@ -23,6 +23,7 @@ from bayesgen.families.block_layout import SHARED_DIMS, scoped_dim
 from bayesgen.families.gamma_transforms_pymc import (
     SKEWED_RATE_SHAPE,
     CubeRootGamma,
+    all_positive,
     cube_root_gamma_constants,
     invert_root_deviance_offset,
     root_deviance_offset,
@@ -347,6 +348,10 @@ class StandardisedLog(Transform):
         self.log_scale = pt.as_tensor_variable(log_scale)
         self.shape_corrected = shape_corrected
 
+    def contains(self, value) -> bool:
+        """Whether the rates ``value`` (NumPy) have a finite image: all > 0."""
+        return all_positive(value)
+
     def log_rate(self, value):
         """log g of z and log d(log g)/dz: what :meth:`backward` and :meth:`log_jac_det`
         share, on the log scale, where neither tail underflows."""
@@ -422,6 +427,10 @@ class Standardise(Transform):
         self.scale = pt.as_tensor_variable(scale)
         self.log_scale = pt.as_tensor_variable(log_scale)
 
+    def contains(self, value) -> bool:
+        """Every finite ``value`` has a finite image (the caller checks finiteness)."""
+        return True
+
     def forward(self, value, *inputs):
         return (value - self.location) / self.scale
 
@@ -461,6 +470,10 @@ class StandardisedSimplex(ChainedTransform):
         log_scale = 0.5 * pt.log(variance[..., :-1])
         standardise = Standardise(location[..., :-1], pt.exp(log_scale), log_scale)
         super().__init__([SimplexTransform(), standardise])
+
+    def contains(self, value) -> bool:
+        """Whether the probabilities ``value`` (NumPy) have a finite image: all > 0."""
+        return all_positive(value)
 
 
 def gamma_poisson_rates(

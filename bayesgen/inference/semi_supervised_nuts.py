@@ -38,7 +38,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import xarray as xr
-from scipy import special
 
 from bayesgen.families import Family
 from bayesgen.inference.sampling import conjugate_map, sample_nuts
@@ -232,9 +231,10 @@ def start_at(pymc_model, point: xr.Dataset) -> list[str]:
     it names and whose value lies inside the variable's support (a mode on the boundary, a
     probability of 0 with α = 1, has no finite unconstrained value); returns their names.
 
-    The support is read off the variable's transform (log, log-odds, simplex: positive
-    values, and below 1 for log-odds, below σ(cap) for a capped standardised logit); a
-    variable with another transform keeps its start.
+    The support is read off the variable's transform: bayesgen's transforms state it
+    (``contains``: positive rates, probabilities below σ(cap) for a capped standardised
+    logit, ...), and of PyMC's the log, log-odds and simplex transforms are known; a variable
+    with another transform keeps its start.
     """
     started = []
     free = set(pymc_model.free_RVs)
@@ -285,21 +285,26 @@ def label_probabilities(model: Family, estimates: xr.Dataset, rows, posterior: x
     return total / (posterior.sizes["chain"] * posterior.sizes["draw"])
 
 
+#: The domains of PyMC's own transforms that bayesgen's models use (bayesgen's transforms
+#: state theirs: their ``contains``).
+_PYMC_DOMAINS = {
+    "log": lambda value: bool(np.all(value > 0)),
+    "simplex": lambda value: bool(np.all(value > 0)),
+    "logodds": lambda value: bool(np.all((value > 0) & (value < 1))),
+}
+
+
 def _inside(value: np.ndarray, transform) -> bool:
-    """Whether ``value`` has a finite image under ``transform`` (None: any finite value)."""
+    """Whether ``value`` has a finite image under ``transform`` (None: any finite value); a
+    transform that neither states its domain (``contains``) nor is one of PyMC's above: no."""
     if not np.all(np.isfinite(value)):
         return False
     if transform is None:
         return True
-    name = getattr(transform, "name", None)
-    if name in ("log", "standardised_log", "simplex", "standardised_simplex"):
-        return bool(np.all(value > 0))
-    if name in ("logodds", "standardised_logit"):
-        # A capped logit (beta_transforms_pymc.StandardisedLogit) reaches σ(cap), not 1.
-        cap = getattr(transform, "cap", None)
-        upper = 1.0 if cap is None else special.expit(cap)
-        return bool(np.all((value > 0) & (value < upper)))
-    return False
+    contains = getattr(transform, "contains", None)
+    if contains is not None:
+        return contains(value)
+    return _PYMC_DOMAINS.get(getattr(transform, "name", None), lambda value: False)(value)
 
 
 def _unlabelled_pymc():
