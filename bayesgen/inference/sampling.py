@@ -157,17 +157,16 @@ def sample_nuts(
             del idata[group]
     if "nuts" in backend_options:  # how the chains ran, beside PyMC's inference_library
         idata["posterior"].attrs["chain_method"] = backend_options["nuts"]["chain_method"]
+    if stats is not None:
+        model_family = model_family or family(stats)
     if prior_draws and exact_prior:
+        rng = np.random.default_rng(random_seed)
         idata["prior"] = exact_prior_draws(
-            model_family or family(stats),
-            stats,
-            rng=np.random.default_rng(random_seed),
-            draws=prior_draws,
-            dtype=dtype,
+            model_family, stats, rng=rng, draws=prior_draws, dtype=dtype
         )
     if stats is not None:
         data = idata["constant_data"].to_dataset() if "constant_data" in idata.children else None
-        statistics = _statistics(model_family or family(stats), stats)
+        statistics = _statistics(model_family, stats)
         if data is not None:
             statistics = xr.merge(
                 [data, statistics], join="exact", compat="no_conflicts", combine_attrs="override"
