@@ -190,6 +190,19 @@ class _Sampled(Exception):
     """Raised by a stand-in for sample_nuts once it has seen its arguments."""
 
 
+def _record_sample_nuts(monkeypatch, module) -> dict:
+    """Replace ``module.sample_nuts`` by a stand-in that records its options in the returned
+    dict and raises :class:`_Sampled`, so a fit stops before sampling."""
+    seen = {}
+
+    def stand_in(model, **options):
+        seen.update(options)
+        raise _Sampled
+
+    monkeypatch.setattr(module, "sample_nuts", stand_in)
+    return seen
+
+
 @pytest.mark.parametrize(
     "estimator, params, exact",
     [
@@ -206,13 +219,7 @@ def test_a_nuts_fit_asks_for_exact_prior_draws_only_where_the_prior_is_conjugate
     import bayesgen
     from bayesgen.inference import sampling
 
-    seen = {}
-
-    def stand_in(model, **options):
-        seen.update(options)
-        raise _Sampled
-
-    monkeypatch.setattr(sampling, "sample_nuts", stand_in)
+    seen = _record_sample_nuts(monkeypatch, sampling)
     X = np.array([[2, 1, 0], [3, 0, 1], [0, 2, 3], [1, 0, 4], [2, 2, 2], [0, 1, 5]])
     y = np.array([0, 0, 1, 1, 0, 1])
     est = getattr(bayesgen, estimator)(inference="nuts", **params)
@@ -226,14 +233,8 @@ def test_fits_with_missing_entries_or_unlabelled_rows_draw_the_prior_exactly_too
     import bayesgen
     from bayesgen.inference import gibbs, semi_supervised_nuts
 
-    seen = {}
-
-    def stand_in(model, **options):
-        seen.update(options)
-        raise _Sampled
-
     module = gibbs if rows == "missing entries" else semi_supervised_nuts
-    monkeypatch.setattr(module, "sample_nuts", stand_in)
+    seen = _record_sample_nuts(monkeypatch, module)
     rng = np.random.default_rng(0)
     y = np.arange(30) % 2
     if rows == "missing entries":
