@@ -287,9 +287,13 @@ def label_probabilities(model: Family, estimates: xr.Dataset, rows, posterior: x
 
 #: The domains of PyMC's own transforms that bayesgen's models use (bayesgen's transforms
 #: state theirs: their ``contains``).
+def _positive(value) -> bool:
+    return bool(np.all(value > 0))
+
+
 _PYMC_DOMAINS = {
-    "log": lambda value: bool(np.all(value > 0)),
-    "simplex": lambda value: bool(np.all(value > 0)),
+    "log": _positive,
+    "simplex": _positive,
     "logodds": lambda value: bool(np.all((value > 0) & (value < 1))),
 }
 
