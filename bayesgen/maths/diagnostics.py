@@ -499,9 +499,10 @@ def convergence_problems(
         chosen = np.sort(np.random.default_rng(seed).choice(n_parameters, keep, replace=False))
         stacked, names = stacked[:, :, chosen], names[chosen]
     params = np.moveaxis(stacked, -1, 0).astype(np.float64)
-    _, ess, r_hat = mc_diagnostics(params)
+    diagnostics = chain_diagnostics(params)  # one rank normalisation for all three
+    ess, r_hat = diagnostics.ess_bulk, diagnostics.r_hat
     limit = rhat_limit(
-        ess_within(params), chains=n_chains, draws=n_draws, n_parameters=n_parameters, rate=rate
+        diagnostics.ess_within, chains=n_chains, draws=n_draws, n_parameters=n_parameters, rate=rate
     )
     floor = ess_limit(400.0, n_parameters=n_parameters, rate=rate)
     for bad, what in (
