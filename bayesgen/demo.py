@@ -2,9 +2,11 @@
 
 First the closed forms of the lecture notes' four-e-mail example and of the digits data; then
 each model is fitted, compared with its closed forms (the verdict is printed), saved under
-``models/`` and reported under ``reports/``. The models run in ``--workers`` processes (two
-on a machine with two cores or more): their results are printed in the demo's order, and a
-line per step on standard error (:mod:`bayesgen.inference.progress`) tells what each is doing.
+``models/`` and reported under ``reports/``. The models run in ``--workers`` processes
+(:func:`default_workers`: one for NUTS, whose chains already use the cores; two for exact
+conjugate draws on a machine with an idle second core): their results are printed in the
+demo's order, and a line per step on standard error (:mod:`bayesgen.inference.progress`)
+tells what each is doing.
 ``--export DIR`` instead writes the demo's data as CSV files for the command-line examples.
 """
 
@@ -185,17 +187,28 @@ def _fit_compare_report_captured(job: Job, args: argparse.Namespace) -> tuple[st
     return printed.getvalue(), row
 
 
-def default_workers() -> int:
-    """Worker processes of the demo: 2 where the machine has 2 cores or more and about one of
-    them is idle (load average below cores − 0.5), else 1.
+def default_workers(inference: str = "nuts") -> int:
+    """Worker processes of the demo: 1 for NUTS; for exact conjugate draws, 2 where the
+    machine has 2 cores or more and about one of them is idle (load average below
+    cores − 0.5), else 1.
 
-    On a busy machine a second worker only adds its start-up (each imports PyMC, ArviZ and
-    matplotlib): measured on 2 cores at load 4, 175 s with two workers against 145 s with one;
-    at load 1 (one core busy, as the one-minute average reads just after any single job such
-    as the install), 47 s against 81 s (docs/performance.md, "Demo timings").
+    A NUTS fit already runs its chains in one process per core (PyMC's ``cores``), so a
+    second worker only makes more processes than cores. On 2 cores the NUTS demo took, with a
+    warm compile cache, 181-192 s with one worker against 218-258 s with two (296-311 against
+    422-502 CPU seconds), and cold 345 s against 333-337 s (461 against 643-649 CPU seconds;
+    docs/performance.md, "Seventh round"). Conjugate fits sample in the process itself: there
+    a second worker halves the demo on an idle machine (47 s against 85 s), and on a busy one
+    only adds its start-up (each imports PyMC, ArviZ and matplotlib): measured at load 4,
+    175 s with two workers against 145 s with one ("Demo timings").
+
+    Examples
+    --------
+    >>> from bayesgen.demo import default_workers
+    >>> default_workers("nuts")
+    1
     """
     cores = os.cpu_count() or 1
-    if cores < 2:
+    if inference == "nuts" or cores < 2:
         return 1
     try:
         busy = os.getloadavg()[0]

@@ -201,4 +201,21 @@ def test_workers_must_be_a_positive_integer(capsys):
 def test_a_second_worker_only_where_a_second_core_is_idle(monkeypatch, cores, load, workers):
     monkeypatch.setattr(demo.os, "cpu_count", lambda: cores)
     monkeypatch.setattr(demo.os, "getloadavg", lambda: (load, load, load))
-    assert demo.default_workers() == workers
+    assert demo.default_workers("conjugate") == workers
+
+
+@pytest.mark.parametrize(("cores", "load"), [(2, 0.0), (8, 0.0), (1, 0.0), (2, 4.0)])
+def test_one_worker_for_nuts_whose_chains_use_the_cores(monkeypatch, cores, load):
+    monkeypatch.setattr(demo.os, "cpu_count", lambda: cores)
+    monkeypatch.setattr(demo.os, "getloadavg", lambda: (load, load, load))
+    assert demo.default_workers("nuts") == 1
+    assert demo.default_workers() == 1  # the demo's default inference
+
+
+def test_the_cli_picks_the_workers_for_its_inference(monkeypatch):
+    asked = []
+    monkeypatch.setattr(demo, "default_workers", lambda inference: asked.append(inference) or 1)
+    monkeypatch.setattr(demo, "run", lambda args: 0)
+    assert main(["demo", "--quiet"]) == 0
+    assert main(["demo", "--inference", "conjugate", "--quiet"]) == 0
+    assert asked == ["nuts", "conjugate"]

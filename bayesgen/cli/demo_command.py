@@ -60,8 +60,9 @@ def add_demo_command(commands) -> None:
         "--workers",
         type=positive_int,
         default=None,
-        help="models fitted and reported at a time, each in its own process (default: 2 "
-        "where 2 cores or more are idle, else 1); 1 runs them in this process with PyMC's "
+        help="models fitted and reported at a time, each in its own process (default: 1 "
+        "with NUTS, whose chains already use every core; with --inference conjugate 2 where "
+        "2 cores or more are idle, else 1); 1 runs them in this process with PyMC's "
         "progress bars",
     )
     demo.add_argument(
@@ -82,5 +83,5 @@ def _run_demo(args: argparse.Namespace) -> int:
     from bayesgen import demo  # heavy: matplotlib, ArviZ (the demo writes reports)
 
     if args.workers is None:
-        args.workers = demo.default_workers()
+        args.workers = demo.default_workers(args.inference)
     return demo.run(args)
