@@ -262,24 +262,40 @@ class MultinomialFamily(NaiveBayesFamily):
     def simulate_rows(self, estimates: xr.Dataset, X, y_codes, parameters, rng):
         """Each document's length in words drawn from its class's θ, as a sparse matrix.
 
-        Words are drawn class by class as one stream of tokens split into the documents, so
-        the cost is that of the tokens, not of documents × vocabulary.
+        Each class's documents cost what the cheaper of two exact ways costs: where they hold
+        more tokens than cells (documents × vocabulary: long documents over few words, such
+        as pixel counts), each document's counts are one Multinomial(length, θ_k) draw;
+        otherwise (text: short documents over a large vocabulary) the class's words are drawn
+        as one stream of tokens split into the documents, so the cost is that of the tokens.
         """
         lengths = _document_lengths(X)
         prob = np.asarray(parameters["feature_prob"], dtype=np.float64)
-        rows, words = [], []
+        n_words = prob.shape[1]
+        rows, words, counts = [], [], []
         for k in range(prob.shape[0]):
             members = np.flatnonzero(y_codes == k)
             n_tokens = lengths[members]
-            if n_tokens.sum() == 0:
+            total = n_tokens.sum()
+            if total == 0:
                 continue
-            words.append(rng.choice(prob.shape[1], size=n_tokens.sum(), p=prob[k] / prob[k].sum()))
-            rows.append(np.repeat(members, n_tokens))
-        rows = np.concatenate(rows) if rows else np.zeros(0, dtype=np.int64)
-        words = np.concatenate(words) if words else np.zeros(0, dtype=np.int64)
-        counts = sp.csr_array((np.ones(rows.size), (rows, words)), shape=X.shape)
-        counts.sum_duplicates()
-        return counts
+            theta = prob[k] / prob[k].sum()
+            if members.size * n_words <= total:
+                per_document = rng.multinomial(n_tokens, theta)
+                member, word = np.nonzero(per_document)
+                rows.append(members[member])
+                words.append(word)
+                counts.append(per_document[member, word].astype(np.float64))
+            else:
+                rows.append(np.repeat(members, n_tokens))
+                words.append(rng.choice(n_words, size=total, p=theta))
+                counts.append(np.ones(total))
+        if not rows:
+            return sp.csr_array(X.shape, dtype=np.float64)
+        simulated = sp.csr_array(
+            (np.concatenate(counts), (np.concatenate(rows), np.concatenate(words))), shape=X.shape
+        )
+        simulated.sum_duplicates()
+        return simulated
 
     def predictive_statistics(self, estimates: xr.Dataset, X, y_codes) -> dict:
         """``doc_length`` (tokens per document, kept as observed by the simulations) and
