@@ -157,14 +157,13 @@ def sample_nuts(
             del idata[group]
     if "nuts" in backend_options:  # how the chains ran, beside PyMC's inference_library
         idata["posterior"].attrs["chain_method"] = backend_options["nuts"]["chain_method"]
-    if stats is not None:
+    if stats is not None:  # always given with exact_prior (checked above)
         model_family = model_family or family(stats)
-    if prior_draws and exact_prior:
-        rng = np.random.default_rng(random_seed)
-        idata["prior"] = exact_prior_draws(
-            model_family, stats, rng=rng, draws=prior_draws, dtype=dtype
-        )
-    if stats is not None:
+        if prior_draws and exact_prior:
+            rng = np.random.default_rng(random_seed)
+            idata["prior"] = exact_prior_draws(
+                model_family, stats, rng=rng, draws=prior_draws, dtype=dtype
+            )
         data = idata["constant_data"].to_dataset() if "constant_data" in idata.children else None
         statistics = _statistics(model_family, stats)
         if data is not None:

@@ -285,12 +285,14 @@ def label_probabilities(model: Family, estimates: xr.Dataset, rows, posterior: x
     return total / (posterior.sizes["chain"] * posterior.sizes["draw"])
 
 
-#: The domains of PyMC's own transforms that bayesgen's models use (bayesgen's transforms
-#: state theirs: their ``contains``).
 def _positive(value) -> bool:
+    """Every entry > 0: ``gamma_transforms_pymc.all_positive``, written here so that this
+    module does not import PyMC and PyTensor at import time."""
     return bool(np.all(value > 0))
 
 
+#: The domains of PyMC's own transforms that bayesgen's models use (bayesgen's transforms
+#: state theirs: their ``contains``).
 _PYMC_DOMAINS = {
     "log": _positive,
     "simplex": _positive,
