@@ -131,7 +131,7 @@ def test_report_rank_caption_says_how_the_draws_were_thinned():
     caption = _rank_caption(_fit(draws=1000))
     assert reporting.RANK_MAX_DRAWS == 250
     assert "one draw in 4 (250 of 1000 per chain, evenly spaced)" in caption
-    assert "grey band" in caption and "α = 0.01" in caption
+    assert "grey band" in caption and "α = 0.001 over the number of panels" in caption
 
 
 def test_report_rank_caption_says_nothing_of_thinning_when_none_is_done():

@@ -27,6 +27,7 @@ import numpy as np
 import xarray as xr
 from matplotlib.patches import Patch
 
+from bayesgen.checks.thresholds import FAMILY_RATE
 from bayesgen.plotting.gaussian import discriminant_plane, plot_decision_boundary, plot_mu_pair
 from bayesgen.plotting.predictive import (
     calibration_table,
@@ -59,9 +60,13 @@ _REFERENCE_STYLE = {
 _MARKER_HEIGHTS = (0.85, 0.65, 0.45)
 #: ArviZ's label of a rank plot panel, "p=0.42(α=0.01)", with its p-value.
 _ARVIZ_P_VALUE = re.compile(r"p=([0-9.]+)\(α=")
-#: Probability that a chain's rank curve stays inside the envelope of :func:`plot_rank`:
-#: ArviZ's default; its uniformity test fails a panel at p < α = 1 − 0.99.
+#: Probability that a chain's rank curve stays inside the envelope of :func:`plot_rank`
+#: (ArviZ's default).
 RANK_ENVELOPE_PROB = 0.99
+#: The chance that a correct fit's rank plot labels any panel "chains differ", whatever its
+#: number of panels: each panel is tested at this rate over their number (Bonferroni), the
+#: family-wise rate of :func:`bayesgen.checks.comparison.compare`'s verdict.
+RANK_FAMILY_RATE = FAMILY_RATE
 
 __all__ = [
     "MAX_PLOT_CLASSES",
@@ -153,9 +158,11 @@ def plot_rank(
     chain's curve stays with probability :data:`RANK_ENVELOPE_PROB` when every chain samples
     the same distribution: a Kolmogorov–Smirnov band for a chain drawn without replacement
     from the pooled ranks, widened for autocorrelation by the bulk effective sample size.
-    ArviZ's multi-chain uniformity test runs on every panel; only a panel where it fails
-    (p < α = 1 − :data:`RANK_ENVELOPE_PROB`) is labelled, in red, with its p-value (ArviZ also
-    marks the ranks that contribute most), so that chains that agree carry no label.
+    ArviZ's multi-chain uniformity test runs on every panel; only a panel where it fails at
+    a family-wise rate of :data:`RANK_FAMILY_RATE` (p < α = RANK_FAMILY_RATE / the number of
+    panels, Bonferroni) is labelled, in red, with its p-value (ArviZ also marks the ranks
+    that contribute most), so that chains that agree carry no label. Tested one by one at
+    ArviZ's 0.01, ten panels of a correct fit would show a false label one time in ten.
 
     Examples
     --------
@@ -175,13 +182,16 @@ def plot_rank(
     step = rank_thinning(est, max_draws)
     if step > 1:
         data = data.isel(draw=slice(None, None, step))
-    pc = az.plot_rank(data, envelope_prob=RANK_ENVELOPE_PROB)
     posterior = data["posterior"].to_dataset()
+    panels = sum(v.size // _draw_count(v) for v in posterior.data_vars.values())
+    alpha = RANK_FAMILY_RATE / panels
+    # ArviZ tests at 1 − envelope_prob and marks the ranks of the panels that fail; its
+    # envelope is not drawn (the one below is).
+    pc = az.plot_rank(data, envelope_prob=1 - alpha)
     half_widths = _rank_envelope(posterior)
     # ArviZ prints "p=1.00(α=0.01)" in every panel and offers no option to leave it out (nor
     # returns its p-values): its labels are removed, and only a panel whose chains fail the
     # test is labelled again, so that chains that agree carry no label at all.
-    alpha = 1 - RANK_ENVELOPE_PROB
     p_values = _rank_p_values_shown(pc, posterior, alpha)
     style = {"color": "0.6", "alpha": 0.3, "linewidth": 0}
     for name, axes in pc.viz["plot"].items():
@@ -198,7 +208,7 @@ def plot_rank(
                 ax.text(
                     0.02,
                     0.95,
-                    (f"p = {p:.2g} < α" if p >= 0.001 else "p < 0.001") + ": chains differ",
+                    (f"p = {p:.2g} < α" if p >= 1e-6 else "p < 1e-6") + ": chains differ",
                     transform=ax.transAxes,
                     va="top",
                     color="tab:red",
@@ -207,8 +217,8 @@ def plot_rank(
                 )
     envelope = Patch(label=f"{RANK_ENVELOPE_PROB:.0%} envelope of a chain's curve", **style)
     explanation = (
-        f"red p < α = {alpha:.2g}: the panel's chains fail ArviZ's multi-chain rank "
-        "uniformity test (they sample different distributions)"
+        f"red p < α = {RANK_FAMILY_RATE:g} / {panels} panels: the panel's chains fail ArviZ's "
+        "multi-chain rank uniformity test (they sample different distributions)"
     )
     figure = pc.viz["figure"].item()
     figure.legend(handles=[envelope], loc="outside upper center", title=explanation)

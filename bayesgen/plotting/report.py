@@ -459,9 +459,12 @@ def _rank_section(est, max_features):
             "fractional ranks minus the uniform CDF); curves that stay flat and inside the grey "
             f"band (where a chain's curve stays with {plots.RANK_ENVELOPE_PROB:.0%} probability "
             "when all chains sample the same distribution) mean the chains agree. ArviZ's "
-            "multi-chain uniformity test runs on every panel; a panel where it fails (p < α = "
-            f"{1 - plots.RANK_ENVELOPE_PROB:.2g}: the chains sample different distributions) "
-            f"says so in red, and panels that pass carry no label.{thinned}",
+            "multi-chain uniformity test runs on every panel; a panel where it fails (the "
+            "chains sample different distributions) says so in red, and panels that pass "
+            f"carry no label. Each panel is tested at α = {plots.RANK_FAMILY_RATE:g} over the "
+            "number of panels, so that a fit whose chains agree shows a red label with "
+            f"probability {plots.RANK_FAMILY_RATE:g} at most, the rate of the verdict's false "
+            f"alarms.{thinned}",
             "rank.png",
         ),
         lambda: plots.plot_rank(est, max_features=max_features, max_draws=RANK_MAX_DRAWS),
