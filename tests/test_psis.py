@@ -202,3 +202,29 @@ def test_log_sum_exp_is_scipys_to_the_bit():
     with np.errstate(all="ignore"):
         expected = logsumexp(values, axis=-1, keepdims=True)
     assert log_sum_exp(values).tobytes() == expected.tobytes()
+
+
+@pytest.mark.parametrize("n_classes", [2, 3, 10, 16, 17])
+def test_log_sum_exp_and_softmax_over_a_few_classes_are_scipys_to_the_bit(n_classes):
+    """A short class axis is reduced slice by slice: the same bits as SciPy's, special
+    values and ties included."""
+    from scipy.special import logsumexp
+
+    from bayesgen.maths.likelihood import log_sum_exp, normalize_log_proba
+
+    rng = np.random.default_rng(n_classes)
+    values = rng.normal(size=(3, 200, n_classes)) * 40
+    values[0, 0] = -np.inf
+    values[0, 1, 0] = np.nan
+    values[0, 2, -1] = np.inf
+    values[0, 3, :1] = -np.inf
+    values[0, 4] = 1e308
+    values[0, 5] = 2.5  # every class tied
+    values[0, 6, : n_classes // 2 + 1] = 7.0  # some tied for the largest
+    values[1] = np.round(values[1] / 40)  # many ties
+    with np.errstate(all="ignore"):
+        expected = logsumexp(values, axis=-1, keepdims=True)
+        assert log_sum_exp(values).tobytes() == expected.tobytes()
+    finite = values[2]  # every row has a finite largest value
+    softmax = np.exp(finite - logsumexp(finite, axis=-1, keepdims=True))
+    assert normalize_log_proba(finite).tobytes() == softmax.tobytes()
