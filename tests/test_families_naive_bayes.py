@@ -321,6 +321,32 @@ def _simulated_word_totals(theta, n_draws=400, seed=0):
     return totals / n_draws, np.array([1600, 200])
 
 
+def test_a_token_stream_is_split_into_documents_at_random():
+    # 300 documents of 3 tokens over 1,000 Zipf words: fewer tokens than cells, so one stream
+    # of tokens for the class. Each document's tokens must be independent draws from θ: its
+    # distinct words then average Σ_w 1 − (1 − θ_w)³ (2.91 here); a stream cut into
+    # documents in word order would give runs of one word (1.69). Each count is 1 to 3,
+    # so its SD is at most 1 and the mean of 6,000 documents is off by 4 / √6000 at most.
+    n_words, n_docs, n_sims = 1000, 300, 20
+    zipf = 1.0 / np.arange(1, n_words + 1)
+    theta = (zipf / zipf.sum())[None, :]
+    X = sp.csr_array(
+        (np.full(n_docs, 3.0), (np.arange(n_docs), np.zeros(n_docs, int))), shape=(n_docs, n_words)
+    )
+    y = np.zeros(n_docs, dtype=int)
+    rng = np.random.default_rng(0)
+    distinct = [
+        np.diff(
+            (multinomial.FAMILY.simulate_rows(None, X, y, {"feature_prob": theta}, rng) > 0)
+            .tocsr()
+            .indptr
+        )
+        for _ in range(n_sims)
+    ]
+    expected = (1.0 - (1.0 - theta[0]) ** 3).sum()
+    assert abs(np.mean(distinct) - expected) < 4.0 / np.sqrt(n_docs * n_sims)
+
+
 @pytest.mark.parametrize("assumed_shift", [0.0, 0.05])
 def test_simulated_documents_keep_their_lengths_and_draw_words_by_theta(assumed_shift):
     # Both ways of drawing (per document, and as a token stream) give each class's word totals

@@ -266,7 +266,8 @@ class MultinomialFamily(NaiveBayesFamily):
         more tokens than cells (documents × vocabulary: long documents over few words, such
         as pixel counts), each document's counts are one Multinomial(length, θ_k) draw;
         otherwise (text: short documents over a large vocabulary) the class's words are drawn
-        as one stream of tokens split into the documents, so the cost is that of the tokens.
+        as one stream of tokens split into the documents (its word counts, then their tokens
+        in a random order), so the cost is that of the tokens.
         """
         lengths = _document_lengths(X)
         prob = np.asarray(parameters["feature_prob"], dtype=np.float64)
@@ -286,8 +287,13 @@ class MultinomialFamily(NaiveBayesFamily):
                 words.append(word)
                 counts.append(per_document[member, word].astype(np.float64))
             else:
+                # The stream's word counts are Multinomial(total, θ_k) and, given them, every
+                # order of its tokens is as likely: the counts' tokens shuffled are the stream
+                # (a quarter to a fifth of the cost of drawing each token on its own).
+                stream = np.repeat(np.arange(n_words), rng.multinomial(total, theta))
+                rng.shuffle(stream)
                 rows.append(np.repeat(members, n_tokens))
-                words.append(rng.choice(n_words, size=total, p=theta))
+                words.append(stream)
                 counts.append(np.ones(total))
         if not rows:
             return sp.csr_array(X.shape, dtype=np.float64)
