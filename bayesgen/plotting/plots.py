@@ -162,7 +162,10 @@ def plot_rank(
     a family-wise rate of :data:`RANK_FAMILY_RATE` (p < α = RANK_FAMILY_RATE / the number of
     panels, Bonferroni) is labelled, in red, with its p-value (ArviZ also marks the ranks
     that contribute most), so that chains that agree carry no label. Tested one by one at
-    ArviZ's 0.01, ten panels of a correct fit would show a false label one time in ten.
+    ArviZ's 0.01, ten panels of a correct fit would show a false label one time in ten. The
+    test takes the draws shown as independent: chains whose draws are strongly
+    autocorrelated (a bulk ESS far below the number of draws shown) fail it more often than
+    the rate says, which thinning to ``max_draws`` per chain makes rarer.
 
     Examples
     --------

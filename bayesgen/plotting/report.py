@@ -462,9 +462,9 @@ def _rank_section(est, max_features):
             "multi-chain uniformity test runs on every panel; a panel where it fails (the "
             "chains sample different distributions) says so in red, and panels that pass "
             f"carry no label. Each panel is tested at α = {plots.RANK_FAMILY_RATE:g} over the "
-            "number of panels, so that a fit whose chains agree shows a red label with "
-            f"probability {plots.RANK_FAMILY_RATE:g} at most, the rate of the verdict's false "
-            f"alarms.{thinned}",
+            "number of panels, so that with independent draws a fit whose chains agree shows "
+            f"a red label with probability {plots.RANK_FAMILY_RATE:g} at most, the rate of the "
+            f"verdict's false alarms.{thinned}",
             "rank.png",
         ),
         lambda: plots.plot_rank(est, max_features=max_features, max_draws=RANK_MAX_DRAWS),
