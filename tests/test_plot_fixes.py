@@ -276,28 +276,22 @@ def test_rank_plot_prints_no_p_values_when_the_chains_agree(digits_plots):
     assert re.search(r"red p < α = 0\.001 / 20 panels.*uniformity", text, flags=re.S), text
 
 
-def test_rank_plot_marks_only_the_panels_whose_chains_differ(map_equals_mle):
-    est = copy.deepcopy(map_equals_mle)
+def _first_cell_draws(est) -> np.ndarray:
+    """The (chain, draw) draws of ``feature_prob`` of the first class and feature."""
+    return est.idata_["posterior"]["feature_prob"].values[:, :, 0, 0]
+
+
+def _with_first_cell(est, draws: np.ndarray):
+    """A copy of ``est`` whose first class and feature have ``draws`` (chain, draw)."""
+    est = copy.deepcopy(est)
     tree = est.idata_.copy()
     posterior = tree["posterior"].to_dataset()
-    shifted = posterior["feature_prob"].values.copy()
-    shifted[1, :, 0, 0] *= 1.3  # chain 1 of one parameter sits elsewhere
-    posterior["feature_prob"] = (posterior["feature_prob"].dims, shifted)
+    values = posterior["feature_prob"].values.copy()
+    values[:, :, 0, 0] = draws
+    posterior["feature_prob"] = (posterior["feature_prob"].dims, values)
     tree["posterior"] = posterior
     est.idata_ = tree
-    labels = _rank_test_labels(_drawn(_figure(plots.plot_rank(est))))
-    # ArviZ's own test on the same draws, computed here.
-    draws = posterior["feature_prob"].values[:, :, 0, 0]
-    ranks = xr.DataArray(draws, dims=("chain", "draw")).azstats.compute_ranks(
-        dim=["chain", "draw"], relative=True
-    )
-    p_value = float(ranks.azstats.mchain_uniformity_test(dim=["chain", "draw"])[0])
-    assert p_value < 0.001 / 8  # 2 class_prob and 2 × 3 feature_prob panels
-    (title,) = labels  # one panel: the shifted parameter
-    assert title.startswith("feature_prob") and title.endswith(
-        f"{est.classes_[0]}, {est.closed_form_['feature'].values[0]}"
-    )
-    assert labels[title].endswith("chains differ")
+    return est
 
 
 def _p_value(draws: np.ndarray) -> float:
@@ -308,30 +302,34 @@ def _p_value(draws: np.ndarray) -> float:
     return float(ranks.azstats.mchain_uniformity_test(dim=["chain", "draw"])[0])
 
 
+def test_rank_plot_marks_only_the_panels_whose_chains_differ(map_equals_mle):
+    shifted = _first_cell_draws(map_equals_mle).copy()
+    shifted[1] *= 1.3  # chain 1 of one parameter sits elsewhere
+    est = _with_first_cell(map_equals_mle, shifted)
+    labels = _rank_test_labels(_drawn(_figure(plots.plot_rank(est))))
+    # ArviZ's own test on the same draws, computed here.
+    assert _p_value(shifted) < 0.001 / 8  # 2 class_prob and 2 × 3 feature_prob panels
+    (title,) = labels  # one panel: the shifted parameter
+    assert title.startswith("feature_prob") and title.endswith(
+        f"{est.classes_[0]}, {est.closed_form_['feature'].values[0]}"
+    )
+    assert labels[title].endswith("chains differ")
+
+
 def test_rank_plot_leaves_a_chance_failure_of_one_panel_unlabelled(map_equals_mle):
     """Chains that sample the same distribution fail ArviZ's test at 0.01 one panel in a
     hundred; tested one by one, a figure of eight panels would cry wolf one time in
     thirteen. The labels are family-wise: such a panel carries none."""
-    est = copy.deepcopy(map_equals_mle)
-    tree = est.idata_.copy()
-    posterior = tree["posterior"].to_dataset()
-    pooled = posterior["feature_prob"].values[:, :, 0, 0].ravel()
-    shape = posterior["feature_prob"].shape[:2]
+    draws = _first_cell_draws(map_equals_mle)
     # Exchangeable chains: the pooled draws dealt to the chains at random, until one deal
     # fails the test at 0.01 but not at 0.001 / 8 (about one deal in a hundred).
     for seed in range(3000):
-        dealt = np.random.default_rng(seed).permutation(pooled).reshape(shape)
-        p_value = _p_value(dealt)
-        if 0.001 / 8 < p_value < 0.01:
+        dealt = np.random.default_rng(seed).permutation(draws.ravel()).reshape(draws.shape)
+        if 0.001 / 8 < _p_value(dealt) < 0.01:
             break
     else:
         pytest.fail("no deal of the draws failed the test at 0.01 alone")
-    values = posterior["feature_prob"].values.copy()
-    values[:, :, 0, 0] = dealt
-    posterior["feature_prob"] = (posterior["feature_prob"].dims, values)
-    tree["posterior"] = posterior
-    est.idata_ = tree
-    figure = _drawn(_figure(plots.plot_rank(est)))
+    figure = _drawn(_figure(plots.plot_rank(_with_first_cell(map_equals_mle, dealt))))
     assert _rank_test_labels(figure) == {}
     # ArviZ's marks of the ranks behind a failure are family-wise too: none are drawn.
     marks = [len(points.get_offsets()) for ax in figure.axes for points in ax.collections]
