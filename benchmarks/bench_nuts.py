@@ -28,10 +28,13 @@ Without a mode
     ``--words 20000 --docs 3000`` or ``--words 50000 --classes 20 --docs 20000``: wall and
     sampling time, min ESS_bulk, bulk ESS per sampling second, mean tree depth, divergences,
     max R-hat, the largest |posterior mean - exact| and that error in MCSEs, and the peak
-    memory. ``--transform cube_root`` samples the rates in the Wilson-Hilferty coordinates
-    (issue 26); ``--tune`` sets every NUTS run's tuning steps (1,000, as the estimators),
-    ``--target-accept`` bayesgen's run's (0.9, as the estimators) and ``--sampler nutpie`` its
-    back end.
+    memory. Up to ``--ideal-max`` parameters, a fourth row samples the ideal target of the same
+    dimension the same way: ``pm.Normal("z", 0, 1, shape=d)``, every coordinate exactly a
+    standard normal and the gradient almost free, which no reparameterisation of the model can
+    beat on PyMC's NUTS (issue 26, part 0). ``--transform cube_root`` samples the rates in the
+    Wilson-Hilferty coordinates (issue 26); ``--tune`` sets every NUTS run's tuning steps
+    (1,000, as the estimators), ``--target-accept`` bayesgen's run's and the ideal target's
+    (0.9, as the estimators) and ``--sampler nutpie`` bayesgen's run's back end.
 
 The first two modes call ``pm.sample`` directly, for both models under the same limit of one
 BLAS thread per chain (``threadpoolctl``), as ``sample_nuts`` does.
@@ -158,6 +161,14 @@ def sample_library(
     )
 
 
+def ideal_model(dimension: int):
+    """N(0, I) of ``dimension`` coordinates: the posterior every standardising transform aims
+    at, with a gradient that costs next to nothing."""
+    with pm.Model() as model:
+        pm.Normal("z", 0.0, 1.0, shape=dimension)
+    return model
+
+
 def timed_fit(build, *, draws: int, tune: int, seed: int, sampler=sample) -> dict:
     """Build the model (data reduction included) and sample it; time both."""
     start = time.perf_counter()
@@ -176,35 +187,52 @@ def diagnostics(idata, stats) -> dict:
     (tests/test_diagnostics.py checks them equal), over all parameters at once: ArviZ's own
     loop takes 7 ms a parameter, hours for a million."""
     posterior = idata["posterior"].to_dataset()[VAR_NAMES]
-    errors, z_scores, ess, rhat = {}, [], [], []
+    errors, blocks = {}, []
     for name in VAR_NAMES:
-        draws = posterior[name]
-        flat = draws.values.reshape(draws.sizes["chain"], draws.sizes["draw"], -1)
-        err = np.abs(draws.mean(("chain", "draw")).values - stats[name].values).ravel()
-        errors[name] = err.max()
-        # In blocks of about 2**24 draws, so that a million parameters fit in memory.
-        step = max(1, 2**24 // (flat.shape[0] * flat.shape[1]))
-        for start in range(0, flat.shape[2], step):
-            block = slice(start, start + step)
-            mcse, ess_bulk, r_hat = mc_diagnostics(np.moveaxis(flat[:, :, block], -1, 0))
-            z_scores.append((err[block] / mcse).max())
-            ess.append(ess_bulk.min())
-            rhat.append(r_hat.max())
-    if "sample_stats" in idata.children:
-        sample_stats = idata["sample_stats"]
-        depth = "tree_depth" if "tree_depth" in sample_stats else "depth"  # nutpie's name
-        divergences = int(sample_stats["diverging"].values.sum())
-        mean_depth = float(sample_stats[depth].values.mean())
-    else:  # exact draws
-        divergences, mean_depth = 0, np.nan
+        errors[name], block = _worst(posterior[name], stats[name].values)
+        blocks.append(block)
     return {
-        "min_ess": float(min(ess)),
-        "max_rhat": float(max(rhat)),
+        "min_ess": float(min(b["min_ess"] for b in blocks)),
+        "max_rhat": float(max(b["max_rhat"] for b in blocks)),
         "max_err": float(errors["feature_prob"]),
         "class_err": float(errors["class_prob"]),
-        "max_z": float(max(z_scores)),
-        "divergences": divergences,
-        "mean_tree_depth": mean_depth,
+        "max_z": float(max(b["max_z"] for b in blocks)),
+        **_sampler_statistics(idata),
+    }
+
+
+def ideal_diagnostics(idata) -> dict:
+    """:func:`diagnostics` for :func:`ideal_model`'s draws, whose exact mean is 0."""
+    max_err, worst = _worst(idata["posterior"]["z"], 0.0)
+    return {"max_err": float(max_err), **worst, **_sampler_statistics(idata)}
+
+
+def _worst(draws, exact) -> tuple[float, dict]:
+    """The largest |posterior mean − ``exact``| of one variable's draws, and its min bulk ESS,
+    max R-hat and largest error in MCSEs, computed in blocks of about 2**24 draws, so that a
+    million parameters fit in memory (the FFTs behind the ESS hold several times the draws)."""
+    flat = draws.values.reshape(draws.sizes["chain"], draws.sizes["draw"], -1)
+    err = np.abs(draws.mean(("chain", "draw")).values - exact).ravel()
+    z_scores, ess, rhat = [], [], []
+    step = max(1, 2**24 // (flat.shape[0] * flat.shape[1]))
+    for start in range(0, flat.shape[2], step):
+        block = slice(start, start + step)
+        mcse, ess_bulk, r_hat = mc_diagnostics(np.moveaxis(flat[:, :, block], -1, 0))
+        z_scores.append((err[block] / mcse).max())
+        ess.append(ess_bulk.min())
+        rhat.append(r_hat.max())
+    return err.max(), {"min_ess": min(ess), "max_rhat": max(rhat), "max_z": max(z_scores)}
+
+
+def _sampler_statistics(idata) -> dict:
+    """Divergences and mean tree depth of a NUTS run (0 and NaN for exact draws)."""
+    if "sample_stats" not in idata.children:
+        return {"divergences": 0, "mean_tree_depth": np.nan}
+    sample_stats = idata["sample_stats"]
+    depth = "tree_depth" if "tree_depth" in sample_stats else "depth"  # nutpie's name
+    return {
+        "divergences": int(sample_stats["diverging"].values.sum()),
+        "mean_tree_depth": float(sample_stats[depth].values.mean()),
     }
 
 
@@ -399,6 +427,12 @@ def main(argv: list[str] | None = None) -> int:
         help="largest classes x words for which the default mode runs the textbook model",
     )
     parser.add_argument(
+        "--ideal-max",
+        type=int,
+        default=100_000,
+        help="largest classes x words for which the default mode samples the ideal N(0, I)",
+    )
+    parser.add_argument(
         "--transform",
         choices=["standardised_log", "cube_root"],
         default=None,
@@ -435,6 +469,21 @@ def peak_memory_mb() -> tuple[float, float]:
     return own, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
 
 
+def sample_ideal(model, *, draws: int, tune: int, seed: int, target_accept: float):
+    """:func:`ideal_model` through ``sample_nuts``, with bayesgen's run's settings."""
+    return sample_nuts(
+        model,
+        var_names=["z"],
+        draws=draws,
+        tune=tune,
+        chains=2,
+        cores=2,
+        random_seed=seed,
+        prior_draws=0,
+        target_accept=target_accept,
+    )
+
+
 def sample_exact(stats, *, draws: int, seed: int):
     """bayesgen's exact conjugate draws (``inference="conjugate"``), timed like NUTS."""
     start = time.perf_counter()
@@ -469,6 +518,13 @@ def side_by_side(args) -> int:
         lambda: stats,
         lambda s, draws, tune, seed: sample_exact(s, draws=draws, seed=seed),
     )
+    if n_params <= args.ideal_max:
+        # class_prob's free coordinates and the rates: the model's dimension.
+        dimension = n_params + args.classes - 1
+        runs["ideal N(0, I)"] = (
+            lambda: ideal_model(dimension),
+            functools.partial(sample_ideal, target_accept=args.target_accept),
+        )
     if args.warmup:
         for name, (build, sampler) in runs.items():
             if name != "exact draws":
@@ -485,7 +541,9 @@ def side_by_side(args) -> int:
     for name, (build, sampler) in runs.items():
         fit = timed_fit(build, draws=args.draws, tune=args.tune, seed=args.seed, sampler=sampler)
         idata = fit.pop("idata")
-        row = fit | diagnostics(idata, stats)
+        row = fit | (
+            ideal_diagnostics(idata) if name == "ideal N(0, I)" else diagnostics(idata, stats)
+        )
         print(
             f"{name:<14} {row['wall']:>7.1f} {row['sampling']:>8.1f} {row['min_ess']:>8.0f} "
             f"{row['min_ess'] / row['sampling']:>7.1f} {row['mean_tree_depth']:>5.2f} "
@@ -502,7 +560,7 @@ def side_by_side(args) -> int:
     print(
         "err/MCSE: max over class_prob and feature_prob of |posterior mean − exact| / MCSE; "
         "the exact mean is the closed-form add-λ (compare() allows the family-wise threshold, "
-        "4 to 5.4 here)"
+        "4 to 5.4 here), and 0 for the ideal N(0, I) of the model's dimension"
     )
     return 0
 
