@@ -143,13 +143,14 @@ def sample_library(
     seed: int,
     nuts_sampler: str = "pymc",
     target_accept: float = 0.9,
+    var_names: list[str] = VAR_NAMES,
 ):
     """``bayesgen.inference.sampling.sample_nuts``, as ``fit(inference="nuts")`` calls it;
     ``nuts_sampler`` "nutpie" (``--sampler``) runs the Rust NUTS on the numba-compiled model
-    (nutpie is not a bayesgen dependency)."""
+    (nutpie is not a bayesgen dependency); ``var_names`` ``["z"]`` for :func:`ideal_model`."""
     return sample_nuts(
         model,
-        var_names=VAR_NAMES,
+        var_names=var_names,
         draws=draws,
         tune=tune,
         chains=2,
@@ -469,21 +470,6 @@ def peak_memory_mb() -> tuple[float, float]:
     return own, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
 
 
-def sample_ideal(model, *, draws: int, tune: int, seed: int, target_accept: float):
-    """:func:`ideal_model` through ``sample_nuts``, with bayesgen's run's settings."""
-    return sample_nuts(
-        model,
-        var_names=["z"],
-        draws=draws,
-        tune=tune,
-        chains=2,
-        cores=2,
-        random_seed=seed,
-        prior_draws=0,
-        target_accept=target_accept,
-    )
-
-
 def sample_exact(stats, *, draws: int, seed: int):
     """bayesgen's exact conjugate draws (``inference="conjugate"``), timed like NUTS."""
     start = time.perf_counter()
@@ -523,7 +509,7 @@ def side_by_side(args) -> int:
         dimension = n_params + args.classes - 1
         runs["ideal N(0, I)"] = (
             lambda: ideal_model(dimension),
-            functools.partial(sample_ideal, target_accept=args.target_accept),
+            functools.partial(sample_library, target_accept=args.target_accept, var_names=["z"]),
         )
     if args.warmup:
         for name, (build, sampler) in runs.items():
