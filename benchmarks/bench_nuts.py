@@ -497,12 +497,15 @@ def side_by_side(args) -> int:
     library = functools.partial(
         sample_library, nuts_sampler=args.sampler, target_accept=args.target_accept
     )
-    runs = {"bayesgen NUTS": (lambda: bayesgen_model(X, y), library)}
+    # Each run: how to build its model, how to sample it, and how to judge the draws.
+    judge = functools.partial(diagnostics, stats=stats)
+    runs = {"bayesgen NUTS": (lambda: bayesgen_model(X, y), library, judge)}
     if n_params <= args.naive_max:
-        runs["textbook PyMC"] = (lambda: naive_model(X, y, args.classes), sample)
+        runs["textbook PyMC"] = (lambda: naive_model(X, y, args.classes), sample, judge)
     runs["exact draws"] = (
         lambda: stats,
         lambda s, draws, tune, seed: sample_exact(s, draws=draws, seed=seed),
+        judge,
     )
     if n_params <= args.ideal_max:
         # class_prob's free coordinates and the rates: the model's dimension.
@@ -510,9 +513,10 @@ def side_by_side(args) -> int:
         runs["ideal N(0, I)"] = (
             lambda: ideal_model(dimension),
             functools.partial(sample_library, target_accept=args.target_accept, var_names=["z"]),
+            ideal_diagnostics,
         )
     if args.warmup:
-        for name, (build, sampler) in runs.items():
+        for name, (build, sampler, _) in runs.items():
             if name != "exact draws":
                 warm = timed_fit(
                     build, draws=args.warmup, tune=args.warmup, seed=0, sampler=sampler
@@ -524,12 +528,9 @@ def side_by_side(args) -> int:
         f"{'':<14} {'wall s':>7} {'sample s':>8} {'min ESS':>8} {'ESS/s':>7} {'depth':>5} "
         f"{'div':>4} {'max R-hat':>9} {'θ max|err|':>10} {'err/MCSE':>8}"
     )
-    for name, (build, sampler) in runs.items():
+    for name, (build, sampler, judge) in runs.items():
         fit = timed_fit(build, draws=args.draws, tune=args.tune, seed=args.seed, sampler=sampler)
-        idata = fit.pop("idata")
-        row = fit | (
-            ideal_diagnostics(idata) if name == "ideal N(0, I)" else diagnostics(idata, stats)
-        )
+        row = fit | judge(fit.pop("idata"))
         print(
             f"{name:<14} {row['wall']:>7.1f} {row['sampling']:>8.1f} {row['min_ess']:>8.0f} "
             f"{row['min_ess'] / row['sampling']:>7.1f} {row['mean_tree_depth']:>5.2f} "
